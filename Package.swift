@@ -1,0 +1,48 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "persistd",
+    products: [
+        .library(name: "PersistKit", targets: ["PersistKit"]),
+        .executable(name: "persistd", targets: ["persistd"]),
+        .executable(name: "persistctl", targets: ["persistctl"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
+        .target(
+            name: "PersistKit",
+            dependencies: ["CSQLite"]
+        ),
+        .target(
+            name: "PersistServer",
+            dependencies: ["PersistKit", "CSystemd"]
+        ),
+        .executableTarget(
+            name: "persistd",
+            dependencies: ["PersistServer"]
+        ),
+        .executableTarget(
+            name: "persistctl",
+            dependencies: ["PersistServer"]
+        ),
+        .testTarget(
+            name: "PersistKitTests",
+            dependencies: ["PersistKit"]
+        ),
+        .testTarget(
+            name: "PersistServerTests",
+            dependencies: ["PersistServer", "PersistKit"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

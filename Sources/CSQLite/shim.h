@@ -1,0 +1,17 @@
+#ifndef PERSISTD_CSQLITE_SHIM_H
+#define PERSISTD_CSQLITE_SHIM_H
+
+#include <sqlite3.h>
+
+/// `SQLITE_TRANSIENT` is a macro around a function-pointer cast that Swift cannot import.
+/// It tells SQLite to copy a bound buffer before `sqlite3_bind_*` returns.
+static inline sqlite3_destructor_type persist_sqlite_transient(void) {
+    return SQLITE_TRANSIENT;
+}
+
+/// `sqlite3_db_config` is variadic; this wraps the integer form of it.
+static inline int persist_sqlite_db_config_int(sqlite3 *db, int op, int value, int *result) {
+    return sqlite3_db_config(db, op, value, result);
+}
+
+#endif

@@ -1,0 +1,66 @@
+import Foundation
+import Synchronization
+
+/// A compact, universal identifier for a managed object, valid across contexts and threads.
+///
+/// The corresponding Core Data class is `NSManagedObjectID`. An object inserted but not yet
+/// saved has a temporary ID; saving (or ``ManagedObjectContext/obtainPermanentIDs(for:)``)
+/// gives it a permanent one, made of the store's identifier and the row's primary key.
+public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
+    /// The entity of the identified object (its concrete entity, never an abstract superentity).
+    public let entity: EntityDescription
+    /// The identifier (UUID string) of the store holding the object; `nil` while temporary.
+    public let storeIdentifier: String?
+    /// The row's primary key (`Z_PK`) for a permanent ID; for a temporary ID, a process-unique counter.
+    public let primaryKey: Int64
+    /// Whether the ID is temporary: the object has not been saved yet.
+    public let isTemporaryID: Bool
+
+    private static let temporaryCounter = Atomic<Int64>(0)
+
+    /// A permanent ID for the row `primaryKey` of `entity` in the store `storeIdentifier`.
+    public init(entity: EntityDescription, storeIdentifier: String, primaryKey: Int64) {
+        self.entity = entity
+        self.storeIdentifier = storeIdentifier
+        self.primaryKey = primaryKey
+        self.isTemporaryID = false
+    }
+
+    /// A new temporary ID for a newly inserted object of `entity`.
+    init(temporaryFor entity: EntityDescription) {
+        self.entity = entity
+        self.storeIdentifier = nil
+        self.primaryKey = ManagedObjectID.temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue
+        self.isTemporaryID = true
+    }
+
+    /// The ID as a URI: `x-coredata://<store UUID>/<Entity>/p<primary key>` for a permanent ID,
+    /// `x-coredata:///<Entity>/t<number>` for a temporary one, as Core Data writes them.
+    public func uriRepresentation() -> URL {
+        let text: String
+        if let storeIdentifier, !isTemporaryID {
+            text = "x-coredata://\(storeIdentifier)/\(entity.name)/p\(primaryKey)"
+        } else {
+            text = "x-coredata:///\(entity.name)/t\(primaryKey)"
+        }
+        // The text is made of a UUID, an entity name checked to be non-empty and digits;
+        // percent-encode the entity name in case it holds characters a URL does not allow.
+        return URL(string: text) ?? URL(string: "x-coredata:///\(entity.name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "_")/t\(primaryKey)")!
+    }
+
+    /// `<x-coredata://…/Beer/p1>`.
+    public var description: String { "<\(uriRepresentation().absoluteString)>" }
+
+    /// Two IDs are equal when they name the same row of the same entity in the same store.
+    public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
+        lhs === rhs || (lhs.primaryKey == rhs.primaryKey && lhs.isTemporaryID == rhs.isTemporaryID
+            && lhs.entity === rhs.entity && lhs.storeIdentifier == rhs.storeIdentifier)
+    }
+
+    /// Hashes the entity and primary key.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(entity))
+        hasher.combine(primaryKey)
+        hasher.combine(isTemporaryID)
+    }
+}

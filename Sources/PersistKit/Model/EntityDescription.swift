@@ -1,0 +1,133 @@
+import Foundation
+
+/// An entity: a kind of object with attributes and relationships, stored in one table.
+///
+/// The corresponding Core Data class is `NSEntityDescription`.
+public final class EntityDescription: @unchecked Sendable {
+    // @unchecked Sendable: every stored property is written only before the owning model is
+    // frozen (see ManagedObjectModel.freeze()); after that the description is read-only.
+
+    /// The entity's name, unique within its model.
+    public var name: String
+    /// The name of the Swift class instances are made from, as written in the model.
+    public var managedObjectClassName: String?
+    /// The class instances are made from: ``ManagedObject`` unless a subclass is registered.
+    public var managedObjectClass: ManagedObject.Type = ManagedObject.self
+    /// Whether the entity may have no instances of its own, only of sub-entities.
+    public var isAbstract: Bool = false
+    /// The properties this entity declares (not those it inherits).
+    public var properties: [PropertyDescription] {
+        didSet { for property in properties { property.entity = self } }
+    }
+    /// Groups of property names whose values together must be unique among all instances.
+    public var uniquenessConstraints: [[String]] = []
+    /// The fetch indexes the store creates for this entity.
+    public var indexes: [FetchIndexDescription] = []
+    /// Free-form keys and values from the model file.
+    public var userInfo: [String: String] = [:]
+    /// Extra input to the entity's version hash.
+    public var versionHashModifier: String?
+    /// The entity's name in an earlier model version, for lightweight migration.
+    public var renamingIdentifier: String?
+
+    /// The entities that inherit from this one.
+    public var subentities: [EntityDescription] = [] {
+        didSet { for sub in subentities { sub.superentity = self } }
+    }
+    /// The entity this one inherits from, if any.
+    public internal(set) weak var superentity: EntityDescription?
+    /// The name of the superentity, used by loaders until the model is frozen.
+    public var superentityName: String?
+
+    /// The model that owns this entity; set when the entity is added to a model.
+    public internal(set) weak var managedObjectModel: ManagedObjectModel?
+
+    // Computed when the model is frozen.
+    var _allProperties: [PropertyDescription] = []
+    var _propertiesByName: [String: PropertyDescription] = [:]
+    var _slots: [PropertyDescription] = []
+    var _slotIndexByName: [String: Int] = [:]
+
+    /// Creates an entity with a name and its own properties.
+    public init(name: String, properties: [PropertyDescription] = [], managedObjectClass: ManagedObject.Type = ManagedObject.self) {
+        self.name = name
+        self.properties = properties
+        self.managedObjectClass = managedObjectClass
+        for property in properties { property.entity = self }
+    }
+
+    // MARK: - Lookups (valid once the model is frozen)
+
+    /// Every property, inherited ones first, in declaration order.
+    public var allProperties: [PropertyDescription] {
+        _allProperties.isEmpty && !properties.isEmpty ? computeAllProperties() : _allProperties
+    }
+
+    /// Every property, inherited or own, by name.
+    public var propertiesByName: [String: PropertyDescription] {
+        _propertiesByName.isEmpty && !properties.isEmpty
+            ? Dictionary(computeAllProperties().map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+            : _propertiesByName
+    }
+
+    /// Every attribute, inherited or own, by name.
+    public var attributesByName: [String: AttributeDescription] {
+        propertiesByName.compactMapValues { $0 as? AttributeDescription }
+    }
+
+    /// Every relationship, inherited or own, by name.
+    public var relationshipsByName: [String: RelationshipDescription] {
+        propertiesByName.compactMapValues { $0 as? RelationshipDescription }
+    }
+
+    /// The properties that have a slot in an object's value array and in a store row:
+    /// every attribute and every to-one relationship, inherited ones first.
+    /// A sub-entity's slots begin with its superentity's, in the same positions.
+    public var slots: [PropertyDescription] { _slots }
+
+    /// The slot of the attribute or to-one relationship named `name`, or `nil`.
+    public func slotIndex(of name: String) -> Int? { _slotIndexByName[name] }
+
+    /// The root of this entity's inheritance tree (the entity whose table holds it).
+    public var rootEntity: EntityDescription {
+        var entity = self
+        while let parent = entity.superentity { entity = parent }
+        return entity
+    }
+
+    /// This entity and every entity below it, depth first.
+    public var selfAndDescendants: [EntityDescription] {
+        [self] + subentities.flatMap(\.selfAndDescendants)
+    }
+
+    /// Whether this entity is `other` or inherits from it.
+    public func isKind(of other: EntityDescription) -> Bool {
+        var entity: EntityDescription? = self
+        while let current = entity {
+            if current === other { return true }
+            entity = current.superentity
+        }
+        return false
+    }
+
+    func computeAllProperties() -> [PropertyDescription] {
+        (superentity?.computeAllProperties() ?? []) + properties
+    }
+
+    /// Computes the derived lookups; called by ``ManagedObjectModel/freeze()``.
+    func computeLayout() {
+        _allProperties = computeAllProperties()
+        _propertiesByName = Dictionary(_allProperties.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        _slots = _allProperties.filter { property in
+            if property is AttributeDescription { return true }
+            if let relationship = property as? RelationshipDescription { return !relationship.isToMany }
+            return false
+        }
+        _slotIndexByName = Dictionary(_slots.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+extension EntityDescription: CustomStringConvertible {
+    /// The entity's name.
+    public var description: String { "EntityDescription(\(name))" }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// A relationship from one entity to another: to-one, to-many or ordered to-many.
+///
+/// The corresponding Core Data class is `NSRelationshipDescription`.
+public final class RelationshipDescription: PropertyDescription, @unchecked Sendable {
+    // @unchecked Sendable: read-only once the model is frozen; see PropertyDescription.
+
+    /// The name of the destination entity, resolved to ``destinationEntity`` when the model is frozen.
+    public var destinationEntityName: String
+    /// The name of the inverse relationship on the destination entity, if any.
+    public var inverseName: String?
+    /// What deleting the source does to the destination objects.
+    public var deleteRule: DeleteRule = .nullify
+    /// The fewest destination objects allowed at save (to-many only; 0 means no minimum).
+    public var minCount: Int = 0
+    /// The most destination objects allowed; 1 makes the relationship to-one, 0 means no maximum.
+    public var maxCount: Int = 1
+    /// Whether the destination objects of a to-many relationship keep an order.
+    public var isOrdered: Bool = false
+
+    /// The destination entity; `nil` only before the model is frozen.
+    public internal(set) weak var destinationEntity: EntityDescription?
+    /// The inverse relationship; `nil` when there is none or before the model is frozen.
+    public internal(set) weak var inverseRelationship: RelationshipDescription?
+
+    /// Whether the relationship holds a set (or ordered set) rather than one object.
+    public var isToMany: Bool {
+        get { maxCount != 1 }
+        set { maxCount = newValue ? 0 : 1 }
+    }
+
+    /// Creates a relationship to the entity named `destination`.
+    public init(
+        name: String,
+        destination: String,
+        toMany: Bool = false,
+        inverse: String? = nil,
+        deleteRule: DeleteRule = .nullify,
+        isOptional: Bool = true,
+        isOrdered: Bool = false
+    ) {
+        self.destinationEntityName = destination
+        self.inverseName = inverse
+        self.deleteRule = deleteRule
+        self.isOrdered = isOrdered
+        super.init(name: name)
+        self.maxCount = toMany ? 0 : 1
+        self.isOptional = isOptional
+    }
+
+    /// Whether both this relationship and its inverse are to-many, so a join table holds it.
+    /// A to-many relationship with no inverse is also kept in a join table.
+    public var isManyToMany: Bool {
+        guard isToMany else { return false }
+        guard let inverse = inverseRelationship else { return true }
+        return inverse.isToMany
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// A place objects are kept: the interface every store (SQLite, in-memory, XML, binary, and
+/// later other SQL engines) implements, and all that contexts know of stores.
+///
+/// The corresponding Core Data class is `NSPersistentStore`. A store is shared by every
+/// context of its coordinator, on many threads at once, so each implementation is
+/// `Sendable` and guards its own state (a SQLite store its connection, an atomic store its rows).
+public protocol PersistentStore: AnyObject, Sendable {
+    /// Opens (creating if needed) the store at `url` for the entities of `model` in the
+    /// configuration `configurationName` (`nil` for all). `model` is frozen already.
+    /// Throws ``PersistenceError`` when the file cannot be opened or does not fit the model.
+    init(model: ManagedObjectModel, configurationName: String?, url: URL?, options: StoreOptions) throws
+
+    /// The store's type.
+    var type: StoreType { get }
+    /// The file the store lives in, or `nil` for an in-memory store.
+    var url: URL? { get }
+    /// The store's unique identifier (`NSStoreUUID`), used in object IDs' URIs.
+    var identifier: String { get }
+    /// The configuration of the model the store holds, or `nil` for all entities.
+    var configurationName: String? { get }
+    /// The model the store was opened with.
+    var model: ManagedObjectModel { get }
+
+    /// The store's metadata (`NSStoreType`, `NSStoreUUID`, `NSStoreModelVersionHashes`, …).
+    func metadata() -> [String: any Sendable]
+
+    /// The rows that match `request`, in its order, within its limit and offset.
+    func fetch(_ request: StoreFetchRequest) throws -> [RowSnapshot]
+
+    /// The number of rows that match `request`.
+    func count(_ request: StoreFetchRequest) throws -> Int
+
+    /// The rows of the given objects, in any order; objects not in the store are left out.
+    func rows(for objectIDs: [ManagedObjectID]) throws -> [RowSnapshot]
+
+    /// The destinations of `objectID`'s to-many `relationship`, in order if it is ordered.
+    func destinations(of objectID: ManagedObjectID, relationship: RelationshipDescription) throws -> [ManagedObjectID]
+
+    /// Reserves `count` new primary keys for objects of `entity`.
+    func allocatePrimaryKeys(for entity: EntityDescription, count: Int) throws -> [Int64]
+
+    /// Writes `changes` atomically: all of them, or on error none.
+    func save(_ changes: StoreSaveRequest) throws
+
+    /// Releases the store's resources; later calls fail.
+    func close() throws
+}
+
+extension PersistentStore {
+    /// The row of one object, or `nil` if the store does not hold it.
+    public func row(for objectID: ManagedObjectID) throws -> RowSnapshot? {
+        try rows(for: [objectID]).first
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+/// How a store is opened: Core Data's store options dictionary, as a typed value.
+///
+/// Each property names the Core Data option it stands for.
+public struct StoreOptions: Sendable, Hashable {
+    /// Migrate a store made with an older model version when it is opened
+    /// (`NSMigratePersistentStoresAutomaticallyOption`).
+    public var migratePersistentStoresAutomatically: Bool
+    /// Infer the mapping between model versions rather than require a mapping model
+    /// (`NSInferMappingModelAutomaticallyOption`).
+    public var inferMappingModelAutomatically: Bool
+    /// Open the store read-only (`NSReadOnlyPersistentStoreOption`).
+    public var readOnly: Bool
+    /// Extra SQLite pragmas, applied after opening (`NSSQLitePragmasOption`): for example
+    /// `["synchronous": "FULL"]`. Names and values are checked against an allow-list.
+    public var sqlitePragmas: [String: String]
+    /// Record every transaction in the store's history (`NSPersistentHistoryTrackingKey`).
+    public var persistentHistoryTracking: Bool
+    /// How long a SQLite writer waits for another process's lock before failing, in seconds.
+    public var busyTimeout: Double
+
+    /// Creates store options; by default stores migrate with inferred mappings, as
+    /// `NSPersistentContainer` does.
+    public init(
+        migratePersistentStoresAutomatically: Bool = true,
+        inferMappingModelAutomatically: Bool = true,
+        readOnly: Bool = false,
+        sqlitePragmas: [String: String] = [:],
+        persistentHistoryTracking: Bool = false,
+        busyTimeout: Double = 5
+    ) {
+        self.migratePersistentStoresAutomatically = migratePersistentStoresAutomatically
+        self.inferMappingModelAutomatically = inferMappingModelAutomatically
+        self.readOnly = readOnly
+        self.sqlitePragmas = sqlitePragmas
+        self.persistentHistoryTracking = persistentHistoryTracking
+        self.busyTimeout = busyTimeout
+    }
+}
