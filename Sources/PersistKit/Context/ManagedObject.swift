@@ -2,13 +2,124 @@ import Foundation
 
 /// An object of the graph: an instance of an entity, owned by one context.
 ///
-/// The corresponding Core Data class is `NSManagedObject`.
-open class ManagedObject {
+/// The corresponding Core Data class is `NSManagedObject`. Use it directly with
+/// ``value(forKey:)`` and ``setValue(_:forKey:)``, or subclass it with typed properties:
+///
+/// ```swift
+/// final class Beer: ManagedObject {
+///     var name: String? {
+///         get { value(forKey: "name") as? String }
+///         set { setValue(newValue, forKey: "name") }
+///     }
+/// }
+/// ```
+///
+/// and register the class on the entity (``EntityDescription/managedObjectClass``).
+///
+/// An object belongs to its context and, like the context's state, may be used only on the
+/// context's queue (inside `perform`/`performAndWait`, or on the thread that owns a
+/// `.mainQueue` context). To hand an object to another context, pass its ``objectID``.
+open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's entity.
     public let entity: EntityDescription
+    /// The object's ID: temporary until the object is first saved, then permanent.
+    public internal(set) var objectID: ManagedObjectID
+    /// The context the object is registered in; `nil` once deleted and saved, or after a reset.
+    public internal(set) weak var managedObjectContext: ManagedObjectContext?
 
-    /// Creates an object of `entity`.
-    public required init(entity: EntityDescription) {
+    /// Current slot values, laid out by `entity.slots`; meaningful only when not a fault.
+    var values: [StoreValue]
+    /// The last state read from or saved to the parent store or context; `nil` for new objects.
+    var committed: RowSnapshot?
+    /// A row fetched with the object but not yet moved into `values` (the object is a fault
+    /// whose data is at hand, as Core Data's row cache holds it).
+    var pendingRow: RowSnapshot?
+    /// Slots changed since the last save.
+    var changedSlots: Set<Int> = []
+    /// To-many relationship states, by relationship name, created on first use.
+    var toMany: [String: ToManyState] = [:]
+
+    var _isFault: Bool
+    var _isInserted = false
+    var _isDeleted = false
+
+    /// Creates an object of `entity` and inserts it into `context`, as Core Data's
+    /// `init(entity:insertInto:)` does. With a `nil` context the object is not registered
+    /// anywhere until ``ManagedObjectContext/insert(_:)`` is called.
+    public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
+        precondition(!entity.isAbstract, "ManagedObject: cannot create an instance of the abstract entity \(entity.name)")
         self.entity = entity
+        self.objectID = ManagedObjectID(temporaryFor: entity)
+        self.values = entity.slots.map { property in
+            (property as? AttributeDescription)?.defaultValue ?? .null
+        }
+        self._isFault = false
+        if let context { context.insert(self) }
+    }
+
+    /// Creates an object of the entity whose ``EntityDescription/managedObjectClass`` is this
+    /// class, inserted into `context` (Core Data's `init(context:)`).
+    public convenience init(context: ManagedObjectContext) {
+        guard let entity = context.entity(forClass: Self.self) else {
+            preconditionFailure("ManagedObject: no entity in the context's model has the class \(Self.self)")
+        }
+        self.init(entity: entity, insertInto: context)
+    }
+
+    // MARK: - State
+
+    /// Whether the object's data has not been loaded yet (`isFault`).
+    public var isFault: Bool { _isFault }
+    /// Whether the object was inserted into its context and not yet saved.
+    public var isInserted: Bool { _isInserted }
+    /// Whether the object was deleted from its context (and, until saved, may still be undone).
+    public var isDeleted: Bool { _isDeleted }
+    /// Whether the object has unsaved changes to its stored values and is not inserted or deleted.
+    public var isUpdated: Bool { !_isInserted && !_isDeleted && hasPersistentChangedValues }
+    /// Whether the object has unsaved changes of any kind.
+    public var hasChanges: Bool { _isInserted || _isDeleted || hasPersistentChangedValues }
+
+    /// Whether any attribute or relationship changed since the last save.
+    public var hasPersistentChangedValues: Bool {
+        !changedSlots.isEmpty || toMany.values.contains { $0.hasChanges }
+    }
+
+    // MARK: - Life-cycle hooks (override points, as in Core Data)
+
+    /// Called once when the object is first inserted into a context.
+    open func awakeFromInsert() {}
+    /// Called when the object's data is loaded from the store.
+    open func awakeFromFetch() {}
+    /// Called before the object's context saves it.
+    open func willSave() {}
+    /// Called after the object's context saved it.
+    open func didSave() {}
+    /// Called when the object becomes a fault again.
+    open func didTurnIntoFault() {}
+
+    /// Validation before an insert is saved; throw to refuse it. The default checks the model's rules.
+    open func validateForInsert() throws { try validateAgainstModel() }
+    /// Validation before an update is saved; throw to refuse it. The default checks the model's rules.
+    open func validateForUpdate() throws { try validateAgainstModel() }
+    /// Validation before a delete is saved; throw to refuse it. The default applies deny rules.
+    open func validateForDelete() throws { try validateDeleteRules() }
+
+    // MARK: - Identity
+
+    /// Objects are equal only when they are the same instance, as `NSManagedObject`s are.
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+
+    /// Hashes the instance's identity.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    /// `<Beer: x-coredata://…/Beer/p1>` and, unless a fault, its values.
+    open var description: String {
+        var text = "<\(entity.name): \(objectID.uriRepresentation().absoluteString)"
+        if _isFault { return text + "> (fault)" }
+        let shown = entity.slots.enumerated().map { index, property in
+            "\(property.name)=\(index < values.count ? String(describing: values[index]) : "?")"
+        }
+        text += "> {" + shown.joined(separator: ", ") + "}"
+        return text
     }
 }

@@ -110,6 +110,11 @@ public final class EntityDescription: @unchecked Sendable {
         return false
     }
 
+    /// The uniqueness constraints of this entity and of every superentity.
+    public var inheritedUniquenessConstraints: [[String]] {
+        (superentity?.inheritedUniquenessConstraints ?? []) + uniquenessConstraints
+    }
+
     func computeAllProperties() -> [PropertyDescription] {
         (superentity?.computeAllProperties() ?? []) + properties
     }

@@ -1,0 +1,170 @@
+import Foundation
+
+extension ManagedObject {
+    /// The value of the attribute or relationship `key`, firing the fault if needed.
+    ///
+    /// Attributes give their Swift type (`Int16`, `Int32`, `Int64`, `Double`, `Float`, `Decimal`,
+    /// `String`, `Bool`, `Date`, `Data`, `UUID`, `URL`, or a transformable attribute's value);
+    /// a to-one relationship gives its destination `ManagedObject`; a to-many gives a
+    /// `Set<ManagedObject>`, or an `[ManagedObject]` when ordered. An unknown key is a
+    /// programmer error and traps, as Core Data raises `NSUnknownKeyException`.
+    public func value(forKey key: String) -> Any? {
+        guard let property = entity.propertiesByName[key] else {
+            preconditionFailure("ManagedObject: entity \(entity.name) has no property \"\(key)\"")
+        }
+        return value(for: property)
+    }
+
+    /// Sets the attribute or relationship `key`, keeping inverse relationships in step.
+    ///
+    /// Traps on an unknown key or a value of the wrong type, as Core Data raises
+    /// `NSInvalidArgumentException`; use ``setCheckedValue(_:forKey:)`` for untrusted input.
+    public func setValue(_ value: Any?, forKey key: String) {
+        do {
+            try setCheckedValue(value, forKey: key)
+        } catch {
+            preconditionFailure("ManagedObject: \(error)")
+        }
+    }
+
+    /// Sets the attribute or relationship `key` like ``setValue(_:forKey:)``, but throws a
+    /// ``PersistenceError`` naming the object, key and expected type instead of trapping.
+    public func setCheckedValue(_ value: Any?, forKey key: String) throws {
+        guard let property = entity.propertiesByName[key] else {
+            throw PersistenceError(.managedObjectValidation, "entity \(entity.name) has no property \"\(key)\"",
+                                   objectID: objectID, key: key)
+        }
+        if let attribute = property as? AttributeDescription {
+            let newValue = try storeValue(for: value, attribute: attribute)
+            guard let slot = entity.slotIndex(of: key) else { return }
+            setSlot(slot, to: newValue)
+        } else if let relationship = property as? RelationshipDescription {
+            try setRelationship(relationship, to: value)
+        }
+    }
+
+    /// The value of `key` without conversion: the stored ``StoreValue`` of an attribute or
+    /// to-one relationship (Core Data's `primitiveValue(forKey:)`, in PersistKit's value type).
+    public func primitiveValue(forKey key: String) -> StoreValue {
+        guard let slot = entity.slotIndex(of: key) else {
+            preconditionFailure("ManagedObject: entity \(entity.name) has no attribute or to-one relationship \"\(key)\"")
+        }
+        willAccessValue()
+        return values[slot]
+    }
+
+    /// Sets the stored value of an attribute without conversion, type checks or inverse
+    /// maintenance (Core Data's `setPrimitiveValue(_:forKey:)`).
+    public func setPrimitiveValue(_ value: StoreValue, forKey key: String) {
+        guard let slot = entity.slotIndex(of: key) else {
+            preconditionFailure("ManagedObject: entity \(entity.name) has no attribute or to-one relationship \"\(key)\"")
+        }
+        setSlot(slot, to: value)
+    }
+
+    /// The changed stored properties and their new values since the last save.
+    public func changedValues() -> [String: Any] {
+        var result: [String: Any] = [:]
+        for slot in changedSlots {
+            let property = entity.slots[slot]
+            result[property.name] = value(for: property) ?? NSNull()
+        }
+        for (name, state) in toMany where state.hasChanges {
+            if let property = entity.propertiesByName[name] { result[name] = value(for: property) ?? NSNull() }
+        }
+        return result
+    }
+
+    /// The last saved values of the given attributes and to-one relationships, or of all of
+    /// them for `nil` (`committedValues(forKeys:)`). A new object has none.
+    public func committedValues(forKeys keys: [String]?) -> [String: Any] {
+        willAccessValue()
+        guard let committed else { return [:] }
+        var result: [String: Any] = [:]
+        for (index, property) in entity.slots.enumerated() where keys?.contains(property.name) ?? true {
+            guard index < committed.values.count else { continue }
+            result[property.name] = objectValue(committed.values[index], property: property) ?? NSNull()
+        }
+        return result
+    }
+
+    /// Checks that `value` would be accepted for `key`, without setting it (`validateValue(_:forKey:)`).
+    public func validateValue(_ value: Any?, forKey key: String) throws {
+        guard let property = entity.propertiesByName[key] else {
+            throw PersistenceError(.managedObjectValidation, "entity \(entity.name) has no property \"\(key)\"",
+                                   objectID: objectID, key: key)
+        }
+        if let attribute = property as? AttributeDescription {
+            let stored = try storeValue(for: value, attribute: attribute)
+            if let error = ObjectValidator.check(stored, attribute: attribute, objectID: objectID) { throw error }
+        }
+    }
+
+    // MARK: - Internals
+
+    /// Fires the fault if the object is one; called before every read or write of values.
+    @inline(__always) func willAccessValue() {
+        if _isFault { managedObjectContext?.fulfillFault(self) ?? fillWithNulls() }
+    }
+
+    func fillWithNulls() {
+        values = Array(repeating: .null, count: entity.slots.count)
+        _isFault = false
+    }
+
+    func value(for property: PropertyDescription) -> Any? {
+        willAccessValue()
+        if let relationship = property as? RelationshipDescription, relationship.isToMany {
+            let ids = toManyMembers(relationship)
+            let objects = ids.compactMap { managedObjectContext?.object(with: $0) }
+            return relationship.isOrdered ? objects as Any : Set(objects) as Any
+        }
+        guard let slot = entity.slotIndex(of: property.name) else { return nil }
+        return objectValue(values[slot], property: property)
+    }
+
+    func objectValue(_ stored: StoreValue, property: PropertyDescription) -> Any? {
+        if case .object(let id) = stored { return managedObjectContext?.object(with: id) }
+        guard let attribute = property as? AttributeDescription else { return nil }
+        if attribute.attributeType == .transformable, case .data(let data) = stored {
+            return try? AttributeValueTransformers.transformer(for: attribute).reverseTransformedValue(data)
+        }
+        return attribute.attributeType.objectValue(from: stored)
+    }
+
+    func storeValue(for value: Any?, attribute: AttributeDescription) throws -> StoreValue {
+        guard let value, !(value is NSNull) else { return .null }
+        if attribute.attributeType == .transformable {
+            do {
+                return .data(try AttributeValueTransformers.transformer(for: attribute).transformedValue(value))
+            } catch {
+                throw PersistenceError(.validationInvalidType,
+                                       "value of type \(type(of: value)) cannot be transformed for \(entity.name).\(attribute.name): \(error)",
+                                       objectID: objectID, key: attribute.name)
+            }
+        }
+        if attribute.attributeType == .undefined {
+            throw PersistenceError(.validationInvalidType, "attribute \(entity.name).\(attribute.name) of type Undefined cannot hold a value",
+                                   objectID: objectID, key: attribute.name)
+        }
+        guard let stored = attribute.attributeType.storeValue(fromObject: value) else {
+            throw PersistenceError(.validationInvalidType,
+                                   "unacceptable value \(value) of type \(type(of: value)) for \(entity.name).\(attribute.name), which is \(attribute.attributeType.xcodeName)",
+                                   objectID: objectID, key: attribute.name)
+        }
+        return stored
+    }
+
+    /// Writes one slot, recording the change and telling the context.
+    func setSlot(_ slot: Int, to newValue: StoreValue) {
+        willAccessValue()
+        if values[slot] == newValue { return }
+        values[slot] = newValue
+        if committed.map({ slot < $0.values.count && $0.values[slot] == newValue }) ?? false {
+            changedSlots.remove(slot)
+        } else {
+            changedSlots.insert(slot)
+        }
+        managedObjectContext?.objectDidChange(self)
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// The objects (or IDs, dictionaries, count) that match `request` (Core Data's `fetch(_:)`).
+    ///
+    /// With ``FetchRequest/includesPendingChanges`` (the default), unsaved inserts, updates and
+    /// deletes of this context and its ancestors are reflected: they are evaluated in memory
+    /// and merged into the store's results.
+    public func fetch<T: FetchRequestResult>(_ request: FetchRequest<T>) throws -> [T] {
+        try onQueue {
+            let entity = try resolveEntity(of: request)
+            if request.resultType == .countResultType {
+                return try [castResult(countMatching(request, entity: entity), as: T.self)]
+            }
+            let objects = try fetchObjects(request, entity: entity)
+            switch request.resultType {
+            case .managedObjectIDResultType:
+                return try objects.map { try castResult($0.objectID, as: T.self) }
+            case .dictionaryResultType:
+                return try dictionaries(for: objects, request: request).map { try castResult($0, as: T.self) }
+            default:
+                return try objects.map { try castResult($0, as: T.self) }
+            }
+        }
+    }
+
+    /// The number of objects that match `request` (Core Data's `count(for:)`).
+    public func count<T: FetchRequestResult>(for request: FetchRequest<T>) throws -> Int {
+        try onQueue { try countMatching(request, entity: try resolveEntity(of: request)) }
+    }
+
+    // MARK: - Internals
+
+    func resolveEntity<T>(of request: FetchRequest<T>) throws -> EntityDescription {
+        if let entity = request.entity { return entity }
+        guard let coordinator = persistentStoreCoordinator else {
+            throw PersistenceError(.persistentStoreOperation, "the context has neither a coordinator nor a parent")
+        }
+        guard let name = request.entityName, let entity = coordinator.managedObjectModel.entitiesByName[name] else {
+            throw PersistenceError(.persistentStoreOperation,
+                                   "the fetch request names entity \"\(request.entityName ?? "")\", which is not in the model")
+        }
+        return entity
+    }
+
+    private func castResult<T>(_ value: Any, as type: T.Type) throws -> T {
+        guard let result = value as? T else {
+            throw PersistenceError(.persistentStoreOperation, "a fetch result of type \(Swift.type(of: value)) is not a \(T.self)")
+        }
+        return result
+    }
+
+    func countMatching<T>(_ request: FetchRequest<T>, entity: EntityDescription) throws -> Int {
+        let pending = request.includesPendingChanges ? pendingChanges(for: entity, includesSubentities: request.includesSubentities) : .none
+        if pending.isEmpty {
+            var storeRequest = request.storeRequest(for: entity)
+            storeRequest.sortDescriptors = []
+            let total = try rootStore(for: entity).count(storeRequest)
+            let afterOffset = max(0, total - request.fetchOffset)
+            return request.fetchLimit > 0 ? min(afterOffset, request.fetchLimit) : afterOffset
+        }
+        return try fetchObjects(request, entity: entity).count
+    }
+
+    func rootStore(for entity: EntityDescription) throws -> any PersistentStore {
+        guard let coordinator = persistentStoreCoordinator else {
+            throw PersistenceError(.persistentStoreOperation, "the context has neither a coordinator nor a parent")
+        }
+        return try coordinator.persistentStore(for: entity)
+    }
+
+    /// Unsaved changes of this context and its ancestors that concern `entity`.
+    struct PendingChanges {
+        var candidates: [ManagedObjectID] = []
+        var deleted: Set<ManagedObjectID> = []
+        static let none = PendingChanges()
+        var isEmpty: Bool { candidates.isEmpty && deleted.isEmpty }
+    }
+
+    func pendingChanges(for entity: EntityDescription, includesSubentities: Bool) -> PendingChanges {
+        func concerns(_ object: ManagedObject) -> Bool {
+            includesSubentities ? object.entity.isKind(of: entity) : object.entity === entity
+        }
+        var result = parent.map { parent in
+            parent.onQueue { parent.pendingChanges(for: entity, includesSubentities: includesSubentities) }
+        } ?? PendingChanges()
+        for object in insertedByID.values where !object._isDeleted && concerns(object) {
+            result.candidates.append(object.objectID)
+        }
+        for object in changedByID.values where !object._isDeleted && object.hasPersistentChangedValues && concerns(object) {
+            result.candidates.append(object.objectID)
+        }
+        for object in deletedByID.values where concerns(object) {
+            result.deleted.insert(object.objectID)
+        }
+        return result
+    }
+
+    func fetchObjects<T>(_ request: FetchRequest<T>, entity: EntityDescription) throws -> [ManagedObject] {
+        let pending = request.includesPendingChanges ? pendingChanges(for: entity, includesSubentities: request.includesSubentities) : .none
+        var storeRequest = request.storeRequest(for: entity)
+        if !pending.isEmpty {
+            storeRequest.fetchLimit = 0
+            storeRequest.fetchOffset = 0
+        }
+        let rows = try rootStore(for: entity).fetch(storeRequest)
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(rows.count)
+        for row in rows {
+            objects.append(materialize(row, asFault: request.returnsObjectsAsFaults))
+        }
+        if pending.isEmpty { return objects }
+
+        // Reflect unsaved changes: drop deleted objects, re-evaluate changed ones, add inserted ones.
+        let candidateSet = Set(pending.candidates)
+        var seen = Set<ManagedObjectID>()
+        var result: [ManagedObject] = []
+        for object in objects where !pending.deleted.contains(object.objectID) && !object._isDeleted {
+            seen.insert(object.objectID)
+            if candidateSet.contains(object.objectID) {
+                if try matchesInMemory(object, request.predicate) { result.append(object) }
+            } else {
+                result.append(object)
+            }
+        }
+        for id in pending.candidates where !seen.contains(id) && !pending.deleted.contains(id) {
+            let object = self.object(with: id)
+            if object._isDeleted { continue }
+            seen.insert(id)
+            if try matchesInMemory(object, request.predicate) { result.append(object) }
+        }
+        if let sortDescriptors = request.sortDescriptors, !sortDescriptors.isEmpty {
+            result = try sortInMemory(result, by: sortDescriptors)
+        }
+        if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
+        if request.fetchLimit > 0 { result = Array(result.prefix(request.fetchLimit)) }
+        return result
+    }
+
+    /// The registered object for a fetched row, or a new fault holding the row.
+    func materialize(_ row: RowSnapshot, asFault: Bool) -> ManagedObject {
+        let object: ManagedObject
+        if let existing = registered[row.objectID] {
+            object = existing
+            if object._isFault && parent == nil { object.pendingRow = row }
+        } else {
+            // A child context takes its values from its parent, which may have unsaved changes.
+            object = registerFault(row.objectID, row: parent == nil ? row : nil)
+        }
+        if !asFault { object.willAccessValue() }
+        return object
+    }
+
+    func dictionaries<T>(for objects: [ManagedObject], request: FetchRequest<T>) throws -> [[String: Any]] {
+        let entity = try resolveEntity(of: request)
+        let names = request.propertiesToFetch ?? entity.slots.map(\.name)
+        for name in names where entity.propertiesByName[name] == nil {
+            throw PersistenceError(.persistentStoreOperation, "propertiesToFetch names \"\(name)\", which entity \(entity.name) does not have")
+        }
+        var result: [[String: Any]] = []
+        var seen: [[String: String]] = []
+        for object in objects {
+            var dictionary: [String: Any] = [:]
+            for name in names {
+                guard let property = entity.propertiesByName[name] else { continue }
+                if let relationship = property as? RelationshipDescription, !relationship.isToMany {
+                    if let id = object.toOneID(relationship) { dictionary[name] = id }
+                } else if let value = object.value(for: property) {
+                    dictionary[name] = value
+                }
+            }
+            if request.returnsDistinctResults {
+                let key = dictionary.mapValues { "\($0)" }
+                if seen.contains(key) { continue }
+                seen.append(key)
+            }
+            result.append(dictionary)
+        }
+        return result
+    }
+}

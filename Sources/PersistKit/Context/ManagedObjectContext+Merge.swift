@@ -1,0 +1,180 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Merges the changes a save of another context made, as posted in its
+    /// ``didSaveObjectsNotification`` or ``didSaveObjectIDsNotification``
+    /// (Core Data's `mergeChanges(fromContextDidSave:)`).
+    ///
+    /// Objects deleted there are removed here; objects updated there take the saved values for
+    /// every property this context has not changed itself; to-many relationships changed there
+    /// are reloaded on next access.
+    public func mergeChanges(fromContextDidSave notification: Notification) {
+        guard let changes = notification.userInfo?[Self.savedChangesKey] as? SavedChanges else { return }
+        mergeSavedChanges(changes)
+    }
+
+    /// Merges changes saved elsewhere — by another process, or by a batch request — given as
+    /// object IDs, into each of `contexts` (Core Data's `mergeChanges(fromRemoteContextSave:into:)`).
+    /// Updated objects are refreshed from their stores.
+    public static func mergeChanges(fromRemoteContextSave changes: [String: [ManagedObjectID]],
+                                    into contexts: [ManagedObjectContext]) {
+        for context in contexts {
+            context.onQueue {
+                var saved = SavedChanges()
+                saved.inserted = changes[insertedObjectIDsKey] ?? changes[insertedObjectsKey] ?? []
+                saved.deleted = changes[deletedObjectIDsKey] ?? changes[deletedObjectsKey] ?? []
+                let updatedIDs = changes[updatedObjectIDsKey] ?? changes[updatedObjectsKey] ?? []
+                saved.updated = (try? context.loadRows(for: updatedIDs)) ?? []
+                for id in updatedIDs {
+                    saved.toManyChanged[id] = Set(id.entity.relationshipsByName.values.filter(\.isToMany).map(\.name))
+                }
+                context.mergeSavedChanges(saved)
+            }
+        }
+    }
+
+    /// Applies `changes` saved by another context (on this context's queue).
+    func mergeSavedChanges(_ changes: SavedChanges) {
+        onQueue {
+            var refreshed: Set<ManagedObject> = []
+            var deleted: Set<ManagedObject> = []
+            for id in changes.deleted {
+                guard let object = registered.removeValue(forKey: id) else { continue }
+                let key = ObjectIdentifier(object)
+                changedByID.removeValue(forKey: key)
+                deletedByID.removeValue(forKey: key)
+                object._isDeleted = true
+                object.managedObjectContext = nil
+                deleted.insert(object)
+            }
+            // Other objects may still point at the deleted ones: drop those references.
+            let deletedIDs = Set(changes.deleted)
+            if !deletedIDs.isEmpty {
+                for object in registered.values where !object._isFault {
+                    for index in object.values.indices {
+                        if case .object(let id) = object.values[index], deletedIDs.contains(id) {
+                            object.values[index] = .null
+                            if object.committed.map({ index < $0.values.count }) ?? false { object.committed?.values[index] = .null }
+                        }
+                    }
+                    for name in Array(object.toMany.keys) {
+                        object.toMany[name]?.committed?.removeAll { deletedIDs.contains($0) }
+                        object.toMany[name]?.added.removeAll { deletedIDs.contains($0) }
+                    }
+                }
+            }
+            for row in changes.updated {
+                guard let object = registered[row.objectID] else { continue }
+                if object._isFault {
+                    object.pendingRow = parent == nil ? row : nil
+                } else {
+                    for index in row.values.indices where index < object.values.count && !object.changedSlots.contains(index) {
+                        object.values[index] = row.values[index]
+                    }
+                    object.committed = row
+                }
+                refreshed.insert(object)
+            }
+            for (id, names) in changes.toManyChanged {
+                guard let object = registered[id] else { continue }
+                for name in names { object.toMany[name]?.committed = nil }
+                refreshed.insert(object)
+            }
+            if refreshed.isEmpty && deleted.isEmpty && changes.inserted.isEmpty { return }
+            post(Self.didChangeObjectsNotification, userInfo: [
+                Self.refreshedObjectsKey: refreshed,
+                Self.deletedObjectsKey: deleted,
+                Self.insertedObjectsKey: Set<ManagedObject>(),
+                Self.updatedObjectsKey: Set<ManagedObject>(),
+            ])
+        }
+    }
+
+    /// Discards every unsaved change: inserted objects leave the context, deleted ones come
+    /// back, changed ones return to their last saved values (Core Data's `rollback()`).
+    public func rollback() {
+        onQueue {
+            for object in insertedByID.values {
+                registered.removeValue(forKey: object.objectID)
+                object.managedObjectContext = nil
+                object._isInserted = false
+            }
+            for object in Array(changedByID.values) + Array(deletedByID.values) where !object._isInserted {
+                object._isDeleted = false
+                object.revertToCommitted()
+            }
+            insertedByID = [:]
+            deletedByID = [:]
+            changedByID = [:]
+            pendingDeletePropagation = []
+            unprocessedInserted = []
+            unprocessedUpdated = []
+            unprocessedDeleted = []
+        }
+    }
+
+    /// Forgets every object: all registered objects leave the context, unsaved changes are
+    /// dropped (Core Data's `reset()`).
+    public func reset() {
+        onQueue {
+            for object in registered.values { object.managedObjectContext = nil }
+            registered = [:]
+            insertedByID = [:]
+            deletedByID = [:]
+            changedByID = [:]
+            pendingDeletePropagation = []
+            unprocessedInserted = []
+            unprocessedUpdated = []
+            unprocessedDeleted = []
+        }
+    }
+
+    /// Reloads `object` from its parent or store. With `mergeChanges`, its unsaved changes are
+    /// kept on top of the fresh values; without, they are dropped and the object becomes a
+    /// fault (Core Data's `refresh(_:mergeChanges:)`).
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        onQueue {
+            guard object.managedObjectContext === self, !object._isInserted else { return }
+            if !mergeChanges || !object.hasChanges {
+                changedByID.removeValue(forKey: ObjectIdentifier(object))
+                object.changedSlots = []
+                object.toMany = [:]
+                object.values = []
+                object.committed = nil
+                object.pendingRow = nil
+                object._isFault = true
+                object.didTurnIntoFault()
+                return
+            }
+            guard let row = try? loadRows(for: [object.objectID]).first else { return }
+            for index in row.values.indices where index < object.values.count && !object.changedSlots.contains(index) {
+                object.values[index] = row.values[index]
+            }
+            object.committed = row
+            for name in Array(object.toMany.keys) { object.toMany[name]?.committed = nil }
+        }
+    }
+
+    /// Refreshes every registered object without unsaved changes (Core Data's `refreshAllObjects()`).
+    public func refreshAllObjects() {
+        onQueue {
+            for object in Array(registered.values) where !object.hasChanges {
+                refresh(object, mergeChanges: false)
+            }
+        }
+    }
+}
+
+extension ManagedObject {
+    /// Returns the object to its last saved state, dropping its unsaved changes.
+    func revertToCommitted() {
+        changedSlots = []
+        toMany = [:]
+        if let committed {
+            values = committed.values
+        } else {
+            values = []
+            _isFault = true
+        }
+    }
+}

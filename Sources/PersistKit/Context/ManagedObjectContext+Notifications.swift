@@ -1,0 +1,96 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Posted when objects in the context change, with the sets of inserted, updated and
+    /// deleted objects under ``insertedObjectsKey``, ``updatedObjectsKey`` and ``deletedObjectsKey``
+    /// (Core Data's `NSManagedObjectContextObjectsDidChange`). The object is the context.
+    public static let didChangeObjectsNotification = Notification.Name("NSObjectsChangedInManagingContextNotification")
+    /// Posted before the context saves (Core Data's `NSManagedObjectContextWillSave`).
+    public static let willSaveObjectsNotification = Notification.Name("NSManagingContextWillSaveChangesNotification")
+    /// Posted after the context saved, with the sets of objects (Core Data's `NSManagedObjectContextDidSave`).
+    public static let didSaveObjectsNotification = Notification.Name("NSManagingContextDidSaveChangesNotification")
+    /// Posted after the context saved, with object IDs under ``insertedObjectIDsKey`` and
+    /// the others (Core Data's `NSManagedObjectContextDidSaveObjectIDs`); safe to use on any thread.
+    public static let didSaveObjectIDsNotification = Notification.Name("NSManagedObjectContextDidSaveObjectIDsNotification")
+
+    /// The inserted objects, a `Set<ManagedObject>` (`NSInsertedObjectsKey`).
+    public static let insertedObjectsKey = "inserted"
+    /// The updated objects, a `Set<ManagedObject>` (`NSUpdatedObjectsKey`).
+    public static let updatedObjectsKey = "updated"
+    /// The deleted objects, a `Set<ManagedObject>` (`NSDeletedObjectsKey`).
+    public static let deletedObjectsKey = "deleted"
+    /// The refreshed objects, a `Set<ManagedObject>` (`NSRefreshedObjectsKey`).
+    public static let refreshedObjectsKey = "refreshed"
+    /// The inserted object IDs, a `Set<ManagedObjectID>` (`NSInsertedObjectIDsKey`).
+    public static let insertedObjectIDsKey = "inserted_objectIDs"
+    /// The updated object IDs, a `Set<ManagedObjectID>` (`NSUpdatedObjectIDsKey`).
+    public static let updatedObjectIDsKey = "updated_objectIDs"
+    /// The deleted object IDs, a `Set<ManagedObjectID>` (`NSDeletedObjectIDsKey`).
+    public static let deletedObjectIDsKey = "deleted_objectIDs"
+    /// The whole ``SavedChanges`` of a save, for ``mergeChanges(fromContextDidSave:)``.
+    public static let savedChangesKey = "PersistKitSavedChanges"
+
+    func post(_ name: Notification.Name, userInfo: [String: Any]) {
+        NotificationCenter.default.post(name: name, object: self, userInfo: userInfo)
+    }
+
+    /// Applies pending delete rules and posts ``didChangeObjectsNotification`` for the changes
+    /// made since the last call (Core Data's `processPendingChanges()`).
+    public func processPendingChanges() {
+        onQueue {
+            propagateDeletes()
+            let inserted = unprocessedInserted.filter { !$0._isDeleted }
+            let updated = unprocessedUpdated.filter { !$0._isDeleted }
+            let deleted = unprocessedDeleted
+            unprocessedInserted = []
+            unprocessedUpdated = []
+            unprocessedDeleted = []
+            if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return }
+            post(Self.didChangeObjectsNotification, userInfo: [
+                Self.insertedObjectsKey: Set(inserted),
+                Self.updatedObjectsKey: Set(updated),
+                Self.deletedObjectsKey: Set(deleted),
+            ])
+        }
+    }
+
+    /// Runs the delete rules of every object deleted since the last call: nullify removes it
+    /// from its destinations' inverse relationships, cascade deletes the destinations.
+    func propagateDeletes() {
+        while !pendingDeletePropagation.isEmpty {
+            let object = pendingDeletePropagation.removeFirst()
+            for case let relationship as RelationshipDescription in object.entity.allProperties {
+                let destinations: [ManagedObjectID] = relationship.isToMany
+                    ? object.toManyMembers(relationship)
+                    : object.toOneID(relationship).map { [$0] } ?? []
+                for id in destinations {
+                    let destination = self.object(with: id)
+                    switch relationship.deleteRule {
+                    case .cascade:
+                        if !destination._isDeleted {
+                            destination.willAccessValue()
+                            markDeleted(destination)
+                            pendingDeletePropagation.append(destination)
+                        }
+                        nullifyInverse(of: relationship, on: destination, pointingAt: object)
+                    case .nullify:
+                        nullifyInverse(of: relationship, on: destination, pointingAt: object)
+                    case .deny, .noAction:
+                        break
+                    }
+                }
+            }
+        }
+    }
+
+    private func nullifyInverse(of relationship: RelationshipDescription, on destination: ManagedObject, pointingAt object: ManagedObject) {
+        guard let inverse = relationship.inverseRelationship, !destination._isDeleted else { return }
+        if inverse.isToMany {
+            if destination.toManyMembers(inverse).contains(object.objectID) {
+                destination.primitiveRemove(inverse, object.objectID)
+            }
+        } else if destination.toOneID(inverse) == object.objectID {
+            destination.primitiveSetToOne(inverse, nil)
+        }
+    }
+}

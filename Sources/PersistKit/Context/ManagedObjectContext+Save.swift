@@ -1,0 +1,278 @@
+import Foundation
+
+extension ManagedObjectContext {
+    /// Saves the context's changes: to its parent context if it has one, else to the stores,
+    /// as one transaction per store (Core Data's `save()`).
+    ///
+    /// Before writing, delete rules run and every changed object is validated; if anything
+    /// fails, the error lists every failing object and key (one error, or
+    /// ``PersistenceError/Code/validationMultipleErrors`` with ``PersistenceError/detailedErrors``),
+    /// nothing is written, and the context keeps its changes.
+    public func save() throws {
+        try onQueue {
+            guard hasChanges else { return }
+            processPendingChanges()
+            post(Self.willSaveObjectsNotification, userInfo: [:])
+            let inserted = insertedByID.values.filter { !$0._isDeleted }
+            let deleted = deletedByID.values.filter { !$0._isInserted }
+            let updated = changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
+            for object in inserted + updated { object.willSave() }
+            try validate(inserted: inserted, updated: updated, deleted: deleted)
+            if let parent {
+                try push(to: parent, inserted: inserted, updated: updated, deleted: deleted)
+            } else {
+                try commitToStores(inserted: inserted, updated: updated, deleted: deleted)
+            }
+        }
+    }
+
+    // MARK: - Validation
+
+    func validate(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) throws {
+        var errors: [PersistenceError] = []
+        func collect(_ body: () throws -> Void) {
+            do { try body() } catch let error as PersistenceError {
+                if error.code == .validationMultipleErrors { errors += error.detailedErrors } else { errors.append(error) }
+            } catch {
+                errors.append(PersistenceError(.managedObjectValidation, "\(error)"))
+            }
+        }
+        for object in inserted { collect { try object.validateForInsert() } }
+        for object in updated { collect { try object.validateForUpdate() } }
+        for object in deleted { collect { try object.validateForDelete() } }
+        collect { try validateUniqueness(of: inserted + updated) }
+        if errors.count == 1 { throw errors[0] }
+        if errors.count > 1 {
+            throw PersistenceError(.validationMultipleErrors, "\(errors.count) validation errors; nothing was saved",
+                                   detailedErrors: errors)
+        }
+    }
+
+    /// Checks each uniqueness constraint among the objects being saved and against the store.
+    func validateUniqueness(of objects: [ManagedObject]) throws {
+        var errors: [PersistenceError] = []
+        var seen: [String: [[StoreValue]: ManagedObjectID]] = [:]
+        for object in objects {
+            for constraint in object.entity.inheritedUniquenessConstraints {
+                let slots = constraint.compactMap { object.entity.slotIndex(of: $0) }
+                guard slots.count == constraint.count else { continue }
+                let key = slots.map { object.values[$0] }
+                if key.contains(where: \.isNull) { continue }
+                let constraintName = "\(object.entity.rootEntity.name):" + constraint.joined(separator: ",")
+                if let other = seen[constraintName]?[key], other != object.objectID {
+                    errors.append(uniquenessError(object, constraint))
+                    continue
+                }
+                seen[constraintName, default: [:]][key] = object.objectID
+                if parent == nil, let store = try? rootStore(for: object.entity) {
+                    let predicate = CompoundPredicate.and(zip(constraint, key).map { FetchPredicate.equal($0, $1) })
+                    let request = StoreFetchRequest(entity: object.entity.rootEntity, predicate: predicate, fetchLimit: 2)
+                    let clashes = try store.fetch(request).filter { $0.objectID != object.objectID && registered[$0.objectID]?._isDeleted != true }
+                    if !clashes.isEmpty { errors.append(uniquenessError(object, constraint)) }
+                }
+            }
+        }
+        if errors.count == 1 { throw errors[0] }
+        if errors.count > 1 {
+            throw PersistenceError(.validationMultipleErrors, "\(errors.count) uniqueness violations", detailedErrors: errors)
+        }
+    }
+
+    private func uniquenessError(_ object: ManagedObject, _ constraint: [String]) -> PersistenceError {
+        let values = constraint.map { name in "\(name)=\(object.entity.slotIndex(of: name).map { object.values[$0].anyValue.map { "\($0)" } ?? "nil" } ?? "?")" }
+        return PersistenceError(.managedObjectConstraintValidation,
+                                "\(object.entity.name) with \(values.joined(separator: ", ")) already exists (uniqueness constraint)",
+                                objectID: object.objectID, key: constraint.joined(separator: ","))
+    }
+
+    // MARK: - Saving to the stores
+
+    /// Gives inserted objects permanent IDs now, before they are saved (Core Data's
+    /// `obtainPermanentIDs(for:)`).
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        try onQueue {
+            let temporary = objects.filter { $0.objectID.isTemporaryID }
+            guard !temporary.isEmpty else { return }
+            guard parent == nil else {
+                throw PersistenceError(.persistentStoreOperation, "a child context cannot obtain permanent IDs; save to the root context first")
+            }
+            var map: [ManagedObjectID: ManagedObjectID] = [:]
+            let byEntity = Dictionary(grouping: temporary) { ObjectIdentifier($0.entity) }
+            for group in byEntity.values {
+                let entity = group[0].entity
+                let store = try rootStore(for: entity)
+                let keys = try store.allocatePrimaryKeys(for: entity, count: group.count)
+                for (object, key) in zip(group, keys) {
+                    map[object.objectID] = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key)
+                }
+            }
+            remapIDs(map)
+        }
+    }
+
+    /// Replaces temporary IDs by permanent ones in the registry and in every changed object.
+    func remapIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
+        for (old, new) in map {
+            guard let object = registered.removeValue(forKey: old) else { continue }
+            object.objectID = new
+            registered[new] = object
+        }
+        for object in Array(insertedByID.values) + Array(changedByID.values) + Array(deletedByID.values) {
+            for index in object.values.indices {
+                if case .object(let id) = object.values[index], let new = map[id] { object.values[index] = StoreValue.object(new) }
+            }
+            for name in Array(object.toMany.keys) { object.toMany[name]?.remap(map) }
+        }
+    }
+
+    func commitToStores(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) throws {
+        try obtainPermanentIDs(for: inserted)
+        var requests: [ObjectIdentifier: (store: any PersistentStore, request: StoreSaveRequest)] = [:]
+        func add(_ object: ManagedObject, _ body: (inout StoreSaveRequest) -> Void) throws {
+            let store = try rootStore(for: object.entity)
+            var entry = requests[ObjectIdentifier(store)] ?? (store, StoreSaveRequest())
+            body(&entry.request)
+            requests[ObjectIdentifier(store)] = entry
+        }
+        for object in inserted {
+            let row = object.storeRow(version: 0)
+            try add(object) { $0.inserted.append(row); $0.toManyChanges += object.toManyChanges() }
+        }
+        for object in updated {
+            let row = object.storeRow(version: object.committed?.version ?? 0)
+            try add(object) { $0.updated.append(row); $0.toManyChanges += object.toManyChanges() }
+        }
+        for object in deleted where !object.objectID.isTemporaryID {
+            object.willAccessValue()
+            let row = RowSnapshot(objectID: object.objectID, version: object.committed?.version ?? 0, values: [])
+            try add(object) { $0.deleted.append(row) }
+        }
+        for (_, entry) in requests where !entry.request.isEmpty {
+            try entry.store.save(entry.request)
+        }
+        didCommit(inserted: inserted, updated: updated, deleted: deleted, versionBump: true)
+    }
+
+    /// Clears the change sets after a successful save, and tells observers.
+    func didCommit(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], versionBump: Bool) {
+        var changes = SavedChanges()
+        changes.contextName = name
+        changes.transactionAuthor = transactionAuthor
+        for object in inserted {
+            object._isInserted = false
+            object.committed = object.storeRow(version: versionBump ? 1 : 0)
+            if !object.toMany.isEmpty { changes.toManyChanged[object.objectID] = Set(object.toMany.filter { $0.value.hasChanges }.keys) }
+            object.clearChanges()
+            changes.inserted.append(object.objectID)
+        }
+        for object in updated {
+            let version = (object.committed?.version ?? 0) + (versionBump ? 1 : 0)
+            object.committed = object.storeRow(version: version)
+            let changedToMany = Set(object.toMany.filter { $0.value.hasChanges }.keys)
+            if !changedToMany.isEmpty { changes.toManyChanged[object.objectID] = changedToMany }
+            object.clearChanges()
+            changes.updated.append(object.committed ?? object.storeRow(version: version))
+        }
+        for object in deleted {
+            registered.removeValue(forKey: object.objectID)
+            object.managedObjectContext = nil
+            if !object._isInserted { changes.deleted.append(object.objectID) }
+        }
+        for object in insertedByID.values where object._isDeleted {
+            registered.removeValue(forKey: object.objectID)
+            object.managedObjectContext = nil
+        }
+        insertedByID = [:]
+        deletedByID = [:]
+        changedByID = [:]
+        for object in inserted + updated { object.didSave() }
+        post(Self.didSaveObjectsNotification, userInfo: [
+            Self.insertedObjectsKey: Set(inserted),
+            Self.updatedObjectsKey: Set(updated),
+            Self.deletedObjectsKey: Set(deleted),
+            Self.savedChangesKey: changes,
+        ])
+        post(Self.didSaveObjectIDsNotification, userInfo: [
+            Self.insertedObjectIDsKey: Set(changes.inserted),
+            Self.updatedObjectIDsKey: Set(changes.updatedIDs),
+            Self.deletedObjectIDsKey: Set(changes.deleted),
+            Self.savedChangesKey: changes,
+        ])
+        let saved = changes
+        for child in children where child.automaticallyMergesChangesFromParent {
+            child.perform { child.mergeSavedChanges(saved) }
+        }
+        if parent == nil { persistentStoreCoordinator?.contextDidSave(self, changes: saved) }
+    }
+
+    // MARK: - Saving to the parent context
+
+    func push(to parent: ManagedObjectContext, inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) throws {
+        let insertedRows = inserted.map { ($0.storeRow(version: 0), $0.toManyChanges()) }
+        let updatedRows = updated.map { object in
+            (object.objectID, object.changedSlots.map { ($0, object.values[$0]) }, object.toManyChanges())
+        }
+        let deletedIDs = deleted.map(\.objectID)
+        parent.onQueue {
+            for (row, toManyChanges) in insertedRows {
+                let object = row.objectID.entity.managedObjectClass.init(entity: row.objectID.entity, insertInto: nil)
+                object.objectID = row.objectID
+                object.values = row.values
+                object.managedObjectContext = parent
+                object._isInserted = true
+                parent.registered[row.objectID] = object
+                parent.insertedByID[ObjectIdentifier(object)] = object
+                parent.unprocessedInserted.append(object)
+                parent.apply(toManyChanges, to: object)
+            }
+            for (id, slots, toManyChanges) in updatedRows {
+                let object = parent.object(with: id)
+                for (slot, value) in slots { object.setSlot(slot, to: value) }
+                parent.apply(toManyChanges, to: object)
+            }
+            for id in deletedIDs {
+                let object = parent.object(with: id)
+                guard !object._isDeleted else { continue }
+                object.willAccessValue()
+                parent.markDeleted(object)
+            }
+        }
+        didCommit(inserted: inserted, updated: updated, deleted: deleted, versionBump: false)
+    }
+
+    private func apply(_ changes: [StoreSaveRequest.ToManyChange], to object: ManagedObject) {
+        for change in changes {
+            for id in change.removed { object.primitiveRemove(change.relationship, id) }
+            for id in change.added { object.primitiveAdd(change.relationship, id) }
+            if let order = change.order { object.setOrder(change.relationship, order) }
+        }
+    }
+}
+
+extension ManagedObject {
+    /// The object's slots as a store row, with transient slots emptied.
+    func storeRow(version: Int64) -> RowSnapshot {
+        willAccessValue()
+        var stored = values
+        for (index, property) in entity.slots.enumerated() where property.isTransient { stored[index] = .null }
+        return RowSnapshot(objectID: objectID, version: version, values: stored)
+    }
+
+    /// The unsaved changes of every to-many relationship, for a save request.
+    func toManyChanges() -> [StoreSaveRequest.ToManyChange] {
+        var changes: [StoreSaveRequest.ToManyChange] = []
+        for (name, state) in toMany where state.hasChanges {
+            guard let relationship = entity.relationshipsByName[name] else { continue }
+            let order = relationship.isOrdered ? toManyMembers(relationship) : nil
+            changes.append(StoreSaveRequest.ToManyChange(relationship: relationship, source: objectID,
+                                                         added: state.added, removed: Array(state.removed), order: order))
+        }
+        return changes
+    }
+
+    /// Forgets the record of changes, after a save.
+    func clearChanges() {
+        changedSlots = []
+        for name in Array(toMany.keys) { toMany[name]?.commit() }
+    }
+}

@@ -1,0 +1,324 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A scratch pad of managed objects: fetch them, change them, and save the changes to the
+/// parent context or to the stores.
+///
+/// The corresponding Core Data class is `NSManagedObjectContext`. Every context runs on its
+/// own serial `DispatchQueue`; its objects may be used only on that queue. Use ``perform(_:)``
+/// or ``performAndWait(_:)`` to run code there. For convenience, each public method of the
+/// context hops onto the queue itself (running inline when already there), so calling
+/// `save()` or `fetch(_:)` from elsewhere is safe for the context's own state.
+///
+/// ## `.mainQueue` on Linux
+/// Core Data binds a `.mainQueue` context to the main thread's run loop. On Linux nothing
+/// drains `DispatchQueue.main` unless a program calls `dispatchMain()` (or runs a run loop), so
+/// binding to it would make `performAndWait` deadlock in a plain command-line program. Here a
+/// `.mainQueue` context runs on a serial queue of its own, like a private-queue context; the
+/// concurrency type is kept so Core Data code reads the same, and marks the context meant for
+/// the program's main flow (the container's ``PersistentContainer/viewContext``).
+public final class ManagedObjectContext: @unchecked Sendable {
+    // @unchecked Sendable: the mutable state below (`registered`, the change sets, objects'
+    // values) is touched only on `queue` — every entry point goes through `onQueue` — and the
+    // settings that other threads read are in the `settings` Mutex.
+
+    /// The queue a context runs on (`NSManagedObjectContextConcurrencyType`).
+    public enum ConcurrencyType: Sendable, Hashable {
+        /// The context of the program's main flow; see the type's documentation for what this means on Linux.
+        case mainQueue
+        /// A context with a private serial queue.
+        case privateQueue
+    }
+
+    struct Settings {
+        var coordinator: PersistentStoreCoordinator?
+        var parent: ManagedObjectContext?
+        var name: String?
+        var automaticallyMergesChangesFromParent = false
+        var mergePolicy: MergePolicy = .error
+        var transactionAuthor: String?
+        var children: [WeakContext] = []
+    }
+
+    /// How the context runs.
+    public let concurrencyType: ConcurrencyType
+    let queue: DispatchQueue
+    let settings = Mutex(Settings())
+    private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    // Confined to `queue`.
+    var registered: [ManagedObjectID: ManagedObject] = [:]
+    var insertedByID: [ObjectIdentifier: ManagedObject] = [:]
+    var deletedByID: [ObjectIdentifier: ManagedObject] = [:]
+    var changedByID: [ObjectIdentifier: ManagedObject] = [:]
+    var pendingDeletePropagation: [ManagedObject] = []
+    var unprocessedInserted: [ManagedObject] = []
+    var unprocessedUpdated: [ManagedObject] = []
+    var unprocessedDeleted: [ManagedObject] = []
+
+    /// Creates a context of the given concurrency type. Set ``persistentStoreCoordinator`` or
+    /// ``parent`` before using it.
+    public init(concurrencyType: ConcurrencyType) {
+        self.concurrencyType = concurrencyType
+        let label = concurrencyType == .mainQueue ? "PersistKit.context.main" : "PersistKit.context.private"
+        self.queue = DispatchQueue(label: label)
+        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
+    }
+
+    // MARK: - Settings
+
+    /// The coordinator this context (or its root ancestor) saves through.
+    public var persistentStoreCoordinator: PersistentStoreCoordinator? {
+        get { settings.withLock { $0.coordinator ?? $0.parent?.persistentStoreCoordinator } }
+        set {
+            settings.withLock { $0.coordinator = newValue }
+            newValue?.register(self)
+        }
+    }
+
+    /// The parent context: saving pushes changes to it rather than to the stores.
+    public var parent: ManagedObjectContext? {
+        get { settings.withLock { $0.parent } }
+        set {
+            settings.withLock { $0.parent = newValue }
+            newValue?.settings.withLock { parentSettings in
+                parentSettings.children.removeAll { $0.context == nil }
+                parentSettings.children.append(WeakContext(context: self))
+            }
+        }
+    }
+
+    /// A name for logs, notifications and history.
+    public var name: String? {
+        get { settings.withLock { $0.name } }
+        set { settings.withLock { $0.name = newValue } }
+    }
+
+    /// Whether saves of the parent (or, for a root context, of sibling contexts on the same
+    /// coordinator) are merged into this context automatically.
+    public var automaticallyMergesChangesFromParent: Bool {
+        get { settings.withLock { $0.automaticallyMergesChangesFromParent } }
+        set { settings.withLock { $0.automaticallyMergesChangesFromParent = newValue } }
+    }
+
+    /// How a save resolves conflicts with changes saved by others.
+    public var mergePolicy: MergePolicy {
+        get { settings.withLock { $0.mergePolicy } }
+        set { settings.withLock { $0.mergePolicy = newValue } }
+    }
+
+    /// The author recorded with this context's saves in persistent history.
+    public var transactionAuthor: String? {
+        get { settings.withLock { $0.transactionAuthor } }
+        set { settings.withLock { $0.transactionAuthor = newValue } }
+    }
+
+    var children: [ManagedObjectContext] { settings.withLock { $0.children.compactMap(\.context) } }
+
+    // MARK: - Running on the queue
+
+    /// Whether the caller is running on this context's queue.
+    var isOnQueue: Bool { DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) }
+
+    /// Runs `block` on the context's queue asynchronously (Core Data's `perform(_:)`).
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        queue.async(execute: block)
+    }
+
+    /// Runs `block` on the context's queue and waits for it; runs inline when already on the
+    /// queue, so it may be nested (Core Data's `performAndWait(_:)`).
+    public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        try onQueue(block)
+    }
+
+    /// Runs `block` on the context's queue and returns its result (Core Data's async `perform`).
+    public func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try block() })
+            }
+        }
+    }
+
+    @inline(__always) func onQueue<T>(_ block: () throws -> T) rethrows -> T {
+        if isOnQueue { return try block() }
+        return try queue.sync(execute: block)
+    }
+
+    // MARK: - Registered objects
+
+    /// The objects registered in the context: every object fetched, inserted or faulted in.
+    public var registeredObjects: Set<ManagedObject> { onQueue { Set(registered.values) } }
+    /// Objects inserted and not yet saved.
+    public var insertedObjects: Set<ManagedObject> { onQueue { Set(insertedByID.values.filter { !$0._isDeleted }) } }
+    /// Objects with unsaved changes that are neither inserted nor deleted.
+    public var updatedObjects: Set<ManagedObject> { onQueue { Set(changedByID.values.filter { $0.isUpdated }) } }
+    /// Objects deleted and not yet saved (inserted objects deleted again are not listed).
+    public var deletedObjects: Set<ManagedObject> { onQueue { Set(deletedByID.values.filter { !$0._isInserted }) } }
+
+    /// Whether the context has unsaved inserts, updates or deletes.
+    public var hasChanges: Bool {
+        onQueue {
+            insertedByID.values.contains { !$0._isDeleted }
+                || deletedByID.values.contains { !$0._isInserted }
+                || changedByID.values.contains { $0.hasPersistentChangedValues }
+        }
+    }
+
+    /// The entity in the context's model whose class is `type`.
+    func entity(forClass type: ManagedObject.Type) -> EntityDescription? {
+        persistentStoreCoordinator?.managedObjectModel.entities.first { $0.managedObjectClass == type }
+    }
+
+    /// Registers `object` as inserted; it is saved at the next save (Core Data's `insert(_:)`).
+    public func insert(_ object: ManagedObject) {
+        onQueue {
+            precondition(object.managedObjectContext == nil || object.managedObjectContext === self,
+                         "ManagedObjectContext: an object can be inserted into one context only")
+            if object._isInserted && object.managedObjectContext === self { return }
+            object.managedObjectContext = self
+            object._isInserted = true
+            registered[object.objectID] = object
+            insertedByID[ObjectIdentifier(object)] = object
+            unprocessedInserted.append(object)
+            object.awakeFromInsert()
+        }
+    }
+
+    /// Marks `object` deleted; at the next save its delete rules run and it is removed
+    /// (Core Data's `delete(_:)`).
+    public func delete(_ object: ManagedObject) {
+        onQueue {
+            guard object.managedObjectContext === self, !object._isDeleted else { return }
+            object.willAccessValue()
+            markDeleted(object)
+            pendingDeletePropagation.append(object)
+        }
+    }
+
+    func markDeleted(_ object: ManagedObject) {
+        object._isDeleted = true
+        deletedByID[ObjectIdentifier(object)] = object
+        unprocessedDeleted.append(object)
+    }
+
+    /// The object for `objectID`: the registered one, or a fault that loads on first access
+    /// (Core Data's `object(with:)`). The object need not exist; touching a fault for a missing
+    /// object gives an object with no values.
+    public func object(with objectID: ManagedObjectID) -> ManagedObject {
+        onQueue {
+            if let object = registered[objectID] { return object }
+            return registerFault(objectID, row: nil)
+        }
+    }
+
+    /// The object for `objectID`, loaded, or an error if no store or parent has it
+    /// (Core Data's `existingObject(with:)`).
+    public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
+        try onQueue {
+            if let object = registered[objectID], !object._isFault { return object }
+            guard let row = try loadRows(for: [objectID]).first else {
+                throw PersistenceError(.objectNotFound, "no object exists for \(objectID.uriRepresentation().absoluteString)",
+                                       objectID: objectID)
+            }
+            if let object = registered[objectID] {
+                object.pendingRow = row
+                fulfillFault(object)
+                return object
+            }
+            let object = registerFault(objectID, row: row)
+            fulfillFault(object)
+            return object
+        }
+    }
+
+    func registerFault(_ objectID: ManagedObjectID, row: RowSnapshot?) -> ManagedObject {
+        let object = objectID.entity.managedObjectClass.init(entity: objectID.entity, insertInto: nil)
+        object.objectID = objectID
+        object.values = []
+        object.pendingRow = row
+        object._isFault = true
+        object.managedObjectContext = self
+        registered[objectID] = object
+        return object
+    }
+
+    /// Records that `object` changed, so saves and `hasChanges` see it.
+    func objectDidChange(_ object: ManagedObject) {
+        guard !object._isInserted, !object._isDeleted else { return }
+        if changedByID.updateValue(object, forKey: ObjectIdentifier(object)) == nil {
+            unprocessedUpdated.append(object)
+        }
+    }
+
+    // MARK: - Faults
+
+    /// Loads a fault's values: from the row fetched with it, or from the parent or store.
+    func fulfillFault(_ object: ManagedObject) {
+        guard object._isFault else { return }
+        var row = object.pendingRow
+        if row == nil { row = try? loadRows(for: [object.objectID]).first }
+        object.pendingRow = nil
+        guard let row else {
+            object.fillWithNulls()
+            return
+        }
+        object.values = row.values
+        object.committed = row
+        object._isFault = false
+        object.awakeFromFetch()
+    }
+
+    /// Rows for `ids` from the parent context, or from the stores for a root context.
+    func loadRows(for ids: [ManagedObjectID]) throws -> [RowSnapshot] {
+        if let parent {
+            return try parent.onQueue { try parent.rowsForChild(ids) }
+        }
+        guard let coordinator = persistentStoreCoordinator else {
+            throw PersistenceError(.persistentStoreOperation, "the context has neither a coordinator nor a parent")
+        }
+        var rows: [RowSnapshot] = []
+        var byStore: [String: [ManagedObjectID]] = [:]
+        for id in ids where !id.isTemporaryID {
+            byStore[id.storeIdentifier ?? "", default: []].append(id)
+        }
+        for (storeID, storeIDs) in byStore {
+            guard let store = coordinator.persistentStore(withIdentifier: storeID) else { continue }
+            rows += try store.rows(for: storeIDs)
+        }
+        return rows
+    }
+
+    /// This context's view of rows, for a child context: its own current values where it has
+    /// the object loaded, without objects it deleted.
+    func rowsForChild(_ ids: [ManagedObjectID]) throws -> [RowSnapshot] {
+        var rows: [RowSnapshot] = []
+        var missing: [ManagedObjectID] = []
+        for id in ids {
+            if let object = registered[id] {
+                if object._isDeleted { continue }
+                if !object._isFault {
+                    rows.append(RowSnapshot(objectID: id, version: object.committed?.version ?? 0, values: object.values))
+                    continue
+                }
+            }
+            missing.append(id)
+        }
+        if !missing.isEmpty { rows += try loadRows(for: missing) }
+        return rows
+    }
+
+    /// The committed destinations of a to-many relationship, from the parent or the store.
+    func loadDestinations(of objectID: ManagedObjectID, relationship: RelationshipDescription) -> [ManagedObjectID] {
+        if let parent {
+            return parent.onQueue {
+                if let object = parent.registered[objectID] { return object.toManyMembers(relationship) }
+                return parent.loadDestinations(of: objectID, relationship: relationship)
+            }
+        }
+        guard !objectID.isTemporaryID, let storeID = objectID.storeIdentifier,
+              let store = persistentStoreCoordinator?.persistentStore(withIdentifier: storeID) else { return [] }
+        return (try? store.destinations(of: objectID, relationship: relationship)) ?? []
+    }
+}

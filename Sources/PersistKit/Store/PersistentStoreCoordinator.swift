@@ -1,0 +1,111 @@
+import Foundation
+import Synchronization
+
+/// Connects contexts to stores: it owns the model and the open stores, and routes each
+/// entity to the store that holds it.
+///
+/// The corresponding Core Data class is `NSPersistentStoreCoordinator`. The coordinator takes
+/// no lock of its own around store calls: each store guards itself, so contexts on different
+/// queues read in parallel.
+public final class PersistentStoreCoordinator: Sendable {
+    /// The model of every store the coordinator opens.
+    public let managedObjectModel: ManagedObjectModel
+
+    private let stores = Mutex<[any PersistentStore]>([])
+    private let contexts = Mutex<[WeakContext]>([])
+    private static let storeClasses = Mutex<[StoreType: any PersistentStore.Type]>(StoreRegistry.builtIn)
+
+    /// Creates a coordinator for `model`. The model is frozen (made read-only) when the first
+    /// store is added.
+    public init(managedObjectModel model: ManagedObjectModel) {
+        self.managedObjectModel = model
+    }
+
+    /// The open stores, in the order they were added.
+    public var persistentStores: [any PersistentStore] { stores.withLock { $0 } }
+
+    /// Makes `storeClass` the implementation of `type` for every coordinator (Core Data's
+    /// `registerStoreClass(_:type:)`).
+    public static func registerStoreClass(_ storeClass: any PersistentStore.Type, for type: StoreType) {
+        storeClasses.withLock { $0[type] = storeClass }
+    }
+
+    /// Opens the store of `type` at `url` (`nil` only for in-memory stores) for the entities of
+    /// `configuration` (`nil` for all), and adds it (Core Data's
+    /// `addPersistentStore(type:configuration:at:options:)`).
+    @discardableResult
+    public func addPersistentStore(type: StoreType, configuration: String? = nil, at url: URL?,
+                                   options: StoreOptions = StoreOptions()) throws -> any PersistentStore {
+        do {
+            try managedObjectModel.freeze()
+        } catch let error as ModelError {
+            throw PersistenceError(.persistentStoreIncompatibleSchema, "the model is invalid: \(error)", path: url?.path)
+        }
+        guard let storeClass = Self.storeClasses.withLock({ $0[type] }) else {
+            throw PersistenceError(.persistentStoreInvalidType, "unknown store type \"\(type.rawValue)\"", path: url?.path)
+        }
+        if let url, stores.withLock({ $0.contains { $0.url?.standardizedFileURL == url.standardizedFileURL } }) {
+            throw PersistenceError(.persistentStoreOpen, "the store at \(url.path) is already added to this coordinator", path: url.path)
+        }
+        let store = try storeClass.init(model: managedObjectModel, configurationName: configuration, url: url, options: options)
+        stores.withLock { $0.append(store) }
+        return store
+    }
+
+    /// Closes `store` and removes it from the coordinator.
+    public func remove(_ store: any PersistentStore) throws {
+        stores.withLock { $0.removeAll { $0 === store } }
+        try store.close()
+    }
+
+    /// The store with the given identifier (`NSStoreUUID`), if open.
+    public func persistentStore(withIdentifier identifier: String) -> (any PersistentStore)? {
+        stores.withLock { $0.first { $0.identifier == identifier } }
+    }
+
+    /// The store that holds objects of `entity`: the first whose configuration includes it.
+    public func persistentStore(for entity: EntityDescription) throws -> any PersistentStore {
+        let found = stores.withLock { stores in
+            stores.first { store in
+                guard let name = store.configurationName, name != "Default" else { return true }
+                return managedObjectModel.entities(forConfiguration: name).contains { $0 === entity.rootEntity || $0 === entity }
+            }
+        }
+        guard let found else {
+            throw PersistenceError(.persistentStoreOperation, "no store holds entity \(entity.name): add a persistent store first")
+        }
+        return found
+    }
+
+    /// The object ID a URI names (`x-coredata://<store>/<Entity>/p<pk>`), if its store is open
+    /// and its entity is in the model (Core Data's `managedObjectID(forURIRepresentation:)`).
+    public func managedObjectID(forURIRepresentation uri: URL) -> ManagedObjectID? {
+        guard uri.scheme == "x-coredata", let storeID = uri.host, persistentStore(withIdentifier: storeID) != nil else { return nil }
+        let parts = uri.path.split(separator: "/")
+        guard parts.count == 2, parts[1].first == "p", let key = Int64(parts[1].dropFirst()),
+              let entity = managedObjectModel.entitiesByName[String(parts[0])] else { return nil }
+        return ManagedObjectID(entity: entity, storeIdentifier: storeID, primaryKey: key)
+    }
+
+    // MARK: - Context registration, for merging saves between sibling contexts
+
+    func register(_ context: ManagedObjectContext) {
+        contexts.withLock { list in
+            list.removeAll { $0.context == nil }
+            list.append(WeakContext(context: context))
+        }
+    }
+
+    /// Tells every other root context of this coordinator that `context` saved `changes`.
+    func contextDidSave(_ context: ManagedObjectContext, changes: SavedChanges) {
+        let others = contexts.withLock { list in list.compactMap(\.context).filter { $0 !== context } }
+        for other in others where other.parent == nil && other.automaticallyMergesChangesFromParent {
+            other.perform { other.mergeSavedChanges(changes) }
+        }
+    }
+}
+
+/// A weak reference to a context, so registering does not keep contexts alive.
+struct WeakContext: Sendable {
+    weak var context: ManagedObjectContext?
+}

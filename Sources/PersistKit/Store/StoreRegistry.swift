@@ -1,0 +1,5 @@
+/// The store implementations PersistKit ships, by type.
+enum StoreRegistry {
+    /// Every built-in store type and its class.
+    static let builtIn: [StoreType: any PersistentStore.Type] = [:]
+}
