@@ -1,0 +1,157 @@
+import Foundation
+
+/// The operators of ``ComparisonPredicate`` applied to two values, as `NSComparisonPredicate`
+/// applies them.
+///
+/// - `==` holds for `nil == nil`; `!=` is its negation. `<`, `<=`, `>`, `>=` are false when
+///   either side is `nil` or the values are of kinds that do not compare.
+/// - Numbers compare by value across integer, double and decimal.
+/// - String operators honour `[c]` (case) and `[d]` (diacritics), folding as `NSString` does.
+/// - `LIKE` takes `*` (any run) and `?` (one character); `MATCHES` is an ICU regular
+///   expression that must match the whole string.
+/// - `IN` looks for the left value in a right collection, or the left string in a right string;
+///   `CONTAINS` is the same with the sides swapped. `BETWEEN` takes a two-element collection,
+///   bounds included.
+/// - `ANY` holds when some element of a left collection satisfies the comparison, `ALL` when
+///   every element does (so it holds for an empty collection).
+public enum PredicateComparison {
+    /// Applies `op` to `left` and `right` with `modifier` and `options`.
+    public static func compare(_ left: StoreValue, _ op: ComparisonPredicate.Operator, _ right: StoreValue,
+                               modifier: ComparisonPredicate.Modifier = .direct,
+                               options: ComparisonPredicate.Options = []) throws -> Bool {
+        switch modifier {
+        case .direct:
+            return try compare(left, op, right, options: options)
+        case .any:
+            for element in PredicateFunctions.elements(of: left) where try compare(element, op, right, options: options) {
+                return true
+            }
+            return false
+        case .all:
+            for element in PredicateFunctions.elements(of: left) where try !compare(element, op, right, options: options) {
+                return false
+            }
+            return true
+        }
+    }
+
+    static func compare(_ left: StoreValue, _ op: ComparisonPredicate.Operator, _ right: StoreValue,
+                        options: ComparisonPredicate.Options) throws -> Bool {
+        switch op {
+        case .equalTo:
+            return isEqual(left, right, options: options)
+        case .notEqualTo:
+            return !isEqual(left, right, options: options)
+        case .lessThan:
+            return order(left, right, options: options) == .orderedAscending
+        case .lessThanOrEqualTo:
+            return order(left, right, options: options).map { $0 != .orderedDescending } ?? false
+        case .greaterThan:
+            return order(left, right, options: options) == .orderedDescending
+        case .greaterThanOrEqualTo:
+            return order(left, right, options: options).map { $0 != .orderedAscending } ?? false
+        case .beginsWith, .endsWith:
+            guard case .string(let string) = left, case .string(let affix) = right else { return false }
+            let (s, a) = (StoreValueComparison.fold(string, options), StoreValueComparison.fold(affix, options))
+            // As NSString's range(of:options: .anchored): an empty affix is never found.
+            if a.isEmpty { return false }
+            return op == .beginsWith ? s.hasPrefix(a) : s.hasSuffix(a)
+        case .like:
+            guard case .string(let string) = left, case .string(let pattern) = right else { return false }
+            return try matches(string, regex: likeRegex(pattern), options: options)
+        case .matches:
+            guard case .string(let string) = left, case .string(let pattern) = right else { return false }
+            return try matches(string, regex: pattern, options: options)
+        case .in:
+            return try contains(right, left, options: options)
+        case .contains:
+            return try contains(left, right, options: options)
+        case .between:
+            guard case .array(let bounds) = right, bounds.count == 2 else {
+                throw PersistenceError.predicate("BETWEEN needs a collection of two bounds, not \(right)")
+            }
+            guard let low = order(left, bounds[0], options: options), let high = order(left, bounds[1], options: options) else {
+                return false
+            }
+            return low != .orderedAscending && high != .orderedDescending
+        }
+    }
+
+    /// `==` with `nil == nil`, numbers across types and string options.
+    static func isEqual(_ left: StoreValue, _ right: StoreValue, options: ComparisonPredicate.Options) -> Bool {
+        if case .string(let a) = left, case .string(let b) = right {
+            return StoreValueComparison.fold(a, options) == StoreValueComparison.fold(b, options)
+        }
+        return StoreValueComparison.isEqual(left, right)
+    }
+
+    /// The order of two values for `<`-like operators, or `nil` when they do not compare.
+    static func order(_ left: StoreValue, _ right: StoreValue, options: ComparisonPredicate.Options) -> ComparisonResult? {
+        switch (left, right) {
+        case (.null, _), (_, .null):
+            return nil
+        case (.string(let a), .string(let b)):
+            return StoreValueComparison.compareCodePoints(StoreValueComparison.fold(a, options), StoreValueComparison.fold(b, options))
+        case (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url):
+            return StoreValueComparison.compare(left, right)
+        default:
+            if case .double(let d) = left, d.isNaN { return nil }
+            if case .double(let d) = right, d.isNaN { return nil }
+            return StoreValueComparison.compareNumbers(left, right)
+        }
+    }
+
+    /// Whether `collection` (a collection, or a string holding a substring) contains `element`.
+    static func contains(_ collection: StoreValue, _ element: StoreValue, options: ComparisonPredicate.Options) throws -> Bool {
+        switch collection {
+        case .array(let elements):
+            return elements.contains { isEqual($0, element, options: options) }
+        case .string(let string):
+            guard case .string(let part) = element else { return false }
+            let folded = StoreValueComparison.fold(part, options)
+            return folded.isEmpty ? false : StoreValueComparison.fold(string, options).contains(folded)
+        case .null:
+            return false
+        default:
+            throw PersistenceError.predicate("IN and CONTAINS need a collection or a string, not \(collection)")
+        }
+    }
+
+    /// Whether the whole of `string` matches the ICU regular expression `pattern`.
+    static func matches(_ string: String, regex pattern: String, options: ComparisonPredicate.Options) throws -> Bool {
+        var regexOptions: NSRegularExpression.Options = [.dotMatchesLineSeparators]
+        if options.contains(.caseInsensitive) { regexOptions.insert(.caseInsensitive) }
+        let subject = options.contains(.diacriticInsensitive) ? StoreValueComparison.fold(string, [.diacriticInsensitive]) : string
+        let expression: NSRegularExpression
+        do {
+            expression = try NSRegularExpression(pattern: "^(?:" + (options.contains(.diacriticInsensitive)
+                ? StoreValueComparison.fold(pattern, [.diacriticInsensitive]) : pattern) + ")$", options: regexOptions)
+        } catch {
+            throw PersistenceError.predicate("the regular expression \(pattern) does not compile", key: pattern)
+        }
+        let range = NSRange(subject.startIndex..<subject.endIndex, in: subject)
+        return expression.firstMatch(in: subject, options: [.anchored], range: range) != nil
+    }
+
+    /// The ICU regular expression for a `LIKE` pattern: `*` any run, `?` one character,
+    /// `\*` and `\?` themselves.
+    static func likeRegex(_ pattern: String) -> String {
+        var regex = ""
+        var escaped = false
+        for character in pattern {
+            if escaped {
+                regex += NSRegularExpression.escapedPattern(for: String(character))
+                escaped = false
+                continue
+            }
+            switch character {
+            case "\\": escaped = true
+            case "*": regex += ".*"
+            case "?": regex += "."
+            default: regex += NSRegularExpression.escapedPattern(for: String(character))
+            }
+        }
+        if escaped { regex += "\\\\" }
+        return regex
+    }
+}
