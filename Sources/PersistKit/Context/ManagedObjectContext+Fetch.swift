@@ -55,6 +55,8 @@ extension ManagedObjectContext {
         if pending.isEmpty {
             var storeRequest = request.storeRequest(for: entity)
             storeRequest.sortDescriptors = []
+            storeRequest.fetchLimit = 0
+            storeRequest.fetchOffset = 0
             let total = try rootStore(for: entity).count(storeRequest)
             let afterOffset = max(0, total - request.fetchOffset)
             return request.fetchLimit > 0 ? min(afterOffset, request.fetchLimit) : afterOffset

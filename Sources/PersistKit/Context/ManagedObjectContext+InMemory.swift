@@ -1,12 +1,42 @@
 extension ManagedObjectContext {
     /// Whether `object`, with its unsaved changes, satisfies `predicate`.
     func matchesInMemory(_ object: ManagedObject, _ predicate: FetchPredicate?) throws -> Bool {
-        guard predicate != nil else { return true }
-        throw PersistenceError(.persistentStoreOperation, "in-memory evaluation is not available yet")
+        guard let predicate else { return true }
+        return try PredicateEvaluator(resolver: ContextObjectResolver(context: self)).evaluate(predicate, on: object.objectID)
     }
 
-    /// `objects` sorted by `sortDescriptors`.
+    /// `objects` sorted by `sortDescriptors`, reading their current (unsaved) values; ties keep
+    /// the incoming order.
     func sortInMemory(_ objects: [ManagedObject], by sortDescriptors: [FetchSortDescriptor]) throws -> [ManagedObject] {
-        throw PersistenceError(.persistentStoreOperation, "in-memory sorting is not available yet")
+        let evaluator = PredicateEvaluator(resolver: ContextObjectResolver(context: self))
+        let keyed = try objects.enumerated().map { index, object in
+            (index, object, try sortDescriptors.map { try evaluator.value(at: $0.key, from: .object(object.objectID)) })
+        }
+        return keyed.sorted { a, b in
+            for (i, descriptor) in sortDescriptors.enumerated() {
+                let result = StoreValueComparison.compare(a.2[i], b.2[i], using: descriptor.comparison)
+                if result != .orderedSame { return (result == .orderedAscending) == descriptor.ascending }
+            }
+            return a.0 < b.0
+        }.map(\.1)
+    }
+}
+
+/// Reads a context's managed objects, with their unsaved changes, for the ``PredicateEvaluator``.
+struct ContextObjectResolver: PredicateObjectResolver {
+    /// The context whose objects are read; used on its queue only.
+    let context: ManagedObjectContext
+
+    func value(forKey key: String, of objectID: ManagedObjectID) throws -> EvaluatedValue {
+        let object = context.object(with: objectID)
+        let entity = object.entity
+        if let slot = entity.slotIndex(of: key) {
+            object.willAccessValue()
+            return .value(slot < object.values.count ? object.values[slot] : .null)
+        }
+        if let relationship = entity.propertiesByName[key] as? RelationshipDescription, relationship.isToMany {
+            return .objects(object.toManyMembers(relationship))
+        }
+        throw PersistenceError.predicate("entity \(entity.name) has no property named \(key)", key: key)
     }
 }

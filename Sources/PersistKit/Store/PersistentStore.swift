@@ -29,7 +29,8 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// The rows that match `request`, in its order, within its limit and offset.
     func fetch(_ request: StoreFetchRequest) throws -> [RowSnapshot]
 
-    /// The number of rows that match `request`.
+    /// The number of rows that match `request`'s entity and predicate; its limit, offset and
+    /// sort descriptors are ignored.
     func count(_ request: StoreFetchRequest) throws -> Int
 
     /// The rows of the given objects, in any order; objects not in the store are left out.
