@@ -35,6 +35,11 @@ let package = Package(
             name: "persistctl",
             dependencies: ["PersistServer"]
         ),
+        .executableTarget(
+            name: "BeerWorkflow",
+            dependencies: ["PersistKit"],
+            path: "Examples/BeerWorkflow"
+        ),
         .testTarget(
             name: "PersistKitTests",
             dependencies: ["PersistKit"]

@@ -1,0 +1,129 @@
+import Foundation
+import PersistKit
+
+// A beer has one brewery; a brewery has many beers. Typed subclasses are optional.
+final class Brewery: ManagedObject {
+    var name: String? {
+        get { value(forKey: "name") as? String }
+        set { setValue(newValue, forKey: "name") }
+    }
+    var beers: Set<ManagedObject> { value(forKey: "beers") as? Set<ManagedObject> ?? [] }
+}
+
+final class Beer: ManagedObject {
+    var name: String? {
+        get { value(forKey: "name") as? String }
+        set { setValue(newValue, forKey: "name") }
+    }
+    var abv: Double {
+        get { value(forKey: "abv") as? Double ?? 0 }
+        set { setValue(newValue, forKey: "abv") }
+    }
+    var brewery: Brewery? {
+        get { value(forKey: "brewery") as? Brewery }
+        set { setValue(newValue, forKey: "brewery") }
+    }
+}
+
+// 1. The managed object model.
+func makeModel() -> ManagedObjectModel {
+    let brewery = EntityDescription(name: "Brewery", properties: [
+        AttributeDescription(name: "name", type: .string, isOptional: false),
+        RelationshipDescription(name: "beers", destination: "Beer", toMany: true,
+                                inverse: "brewery", deleteRule: .cascade),
+    ], managedObjectClass: Brewery.self)
+    let beer = EntityDescription(name: "Beer", properties: [
+        AttributeDescription(name: "name", type: .string, isOptional: false),
+        AttributeDescription(name: "abv", type: .double, defaultValue: .double(5)),
+        RelationshipDescription(name: "brewery", destination: "Brewery", inverse: "beers"),
+    ], managedObjectClass: Beer.self)
+    return ManagedObjectModel(entities: [brewery, beer])
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3 else {
+    print("usage: BeerWorkflow create|update|container PATH")
+    exit(2)
+}
+let path = URL(fileURLWithPath: arguments[2])
+
+switch arguments[1] {
+case "create":
+    // 2. A coordinator with a SQLite store, migrating automatically.
+    let coordinator = PersistentStoreCoordinator(managedObjectModel: makeModel())
+    try coordinator.addPersistentStore(
+        type: .sqlite, configuration: nil, at: path,
+        options: StoreOptions(migratePersistentStoresAutomatically: true, inferMappingModelAutomatically: true))
+
+    // 3. Insert a brewery and two beers, relate them, save.
+    let context = ManagedObjectContext(concurrencyType: .mainQueue)
+    context.persistentStoreCoordinator = coordinator
+    let duvel = Brewery(context: context)
+    duvel.name = "Duvel Moortgat"
+    for (name, abv) in [("Duvel", 8.5), ("Vedett", 5.2)] {
+        let beer = Beer(context: context)
+        beer.name = name
+        beer.abv = abv
+        beer.brewery = duvel
+    }
+    print("hasChanges before save: \(context.hasChanges)")
+    try context.save()
+    print("hasChanges after save: \(context.hasChanges)")
+    print("beers of \(duvel.name ?? ""): \(duvel.beers.count)")
+
+case "update":
+    // 4. In a new process: fetch with a predicate and sort descriptors, update one, delete one.
+    let coordinator = PersistentStoreCoordinator(managedObjectModel: makeModel())
+    try coordinator.addPersistentStore(type: .sqlite, configuration: nil, at: path,
+                                       options: StoreOptions())
+    let context = ManagedObjectContext(concurrencyType: .privateQueue)
+    context.persistentStoreCoordinator = coordinator
+    try context.performAndWait {
+        let request = FetchRequest<Beer>(entityName: "Beer")
+        request.predicate = .comparison(.keyPath("brewery.name"), .equalTo, .constant(.string("Duvel Moortgat")))
+        request.sortDescriptors = [FetchSortDescriptor(key: "abv", ascending: false)]
+        let beers = try context.fetch(request)
+        print("fetched: " + beers.map { "\($0.name ?? "") \($0.abv)" }.joined(separator: ", "))
+        beers[0].abv = 8.6
+        print("hasChanges after update: \(context.hasChanges)")
+        context.delete(beers[1])
+        try context.save()
+        print("hasChanges after save: \(context.hasChanges)")
+    }
+
+case "container":
+    // 5. The same through a container: view context, background context, background task.
+    let container = PersistentContainer(name: "Beers", managedObjectModel: makeModel())
+    container.persistentStoreDescriptions = [PersistentStoreDescription(url: path.appendingPathComponent("Beers.sqlite"))]
+    var failure: (any Error)?
+    container.loadPersistentStores { _, error in failure = error }
+    if let failure { throw failure }
+
+    let background = container.newBackgroundContext()
+    try background.performAndWait {
+        let brewery = Brewery(context: background)
+        brewery.name = "Westmalle"
+        let beer = Beer(context: background)
+        beer.name = "Tripel"
+        beer.abv = 9.5
+        beer.brewery = brewery
+        try background.save()
+    }
+    let done = DispatchSemaphore(value: 0)
+    container.performBackgroundTask { context in
+        let beer = Beer(context: context)
+        beer.name = "Dubbel"
+        beer.abv = 7
+        try? context.save()
+        done.signal()
+    }
+    done.wait()
+    let request = FetchRequest<Beer>(entityName: "Beer")
+    request.sortDescriptors = [FetchSortDescriptor(key: "name")]
+    let names = try container.viewContext.fetch(request).map { $0.name ?? "" }
+    print("view context sees: \(names.joined(separator: ", "))")
+
+default:
+    print("unknown command \(arguments[1])")
+    exit(2)
+}
