@@ -43,7 +43,8 @@ extension ManagedObjectModel {
     }
 
     /// The `.xcdatamodel` version directories of an `.xcdatamodeld` bundle, sorted by name
-    /// (numbers in names compare by value, so `Model 10` follows `Model 9`).
+    /// without the extension, numbers in names comparing by value: `Model`, `Model 2`, …,
+    /// `Model 9`, `Model 10`.
     public static func versionURLs(inBundle bundle: URL) throws -> [URL] {
         let names: [String]
         do {
@@ -53,7 +54,7 @@ extension ManagedObjectModel {
         }
         return names
             .filter { $0.hasSuffix(".xcdatamodel") }
-            .sorted { $0.compare($1, options: [.numeric, .literal]) == .orderedAscending }
+            .sorted { versionSortKey($0).compare(versionSortKey($1), options: [.numeric, .literal]) == .orderedAscending }
             .map { bundle.appendingPathComponent($0) }
     }
 
@@ -84,6 +85,11 @@ extension ManagedObjectModel {
             throw ModelError(file: bundle.path, "the model bundle holds no .xcdatamodel version")
         }
         return last
+    }
+
+    /// A version's name without `.xcdatamodel`, so that `Model` sorts before `Model 2`.
+    private static func versionSortKey(_ name: String) -> String {
+        String(name.dropLast(".xcdatamodel".count))
     }
 
     private static func readFile(_ url: URL) throws -> Data {
