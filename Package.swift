@@ -42,7 +42,8 @@ let package = Package(
         ),
         .testTarget(
             name: "PersistKitTests",
-            dependencies: ["PersistKit"]
+            dependencies: ["PersistKit"],
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "PersistServerTests",

@@ -13,7 +13,7 @@ struct AtomicStoreFactory {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
-    static let fileTypes: [StoreType] = []
+    static let fileTypes: [StoreType] = [.xml, .binary]
     static let allTypes: [StoreType] = [.inMemory] + fileTypes
 
     func url(for type: StoreType) -> URL {
@@ -24,8 +24,8 @@ struct AtomicStoreFactory {
         let url = url ?? self.url(for: type)
         switch type {
         case .inMemory: return try InMemoryStore(model: fixture.model, configurationName: nil, url: nil, options: options)
-
-        default: fatalError("not yet")
+        case .xml: return try XMLStore(model: fixture.model, configurationName: nil, url: url, options: options)
+        default: return try BinaryStore(model: fixture.model, configurationName: nil, url: url, options: options)
         }
     }
 

@@ -111,8 +111,11 @@ public final class ManagedObjectModel: @unchecked Sendable {
     }
 
     /// Checks names, types, defaults and inverses; throws the first problem found.
+    ///
+    /// The checks are listed in `docs/models.md` ("Validation").
     func validate() throws {
         let file = sourceURL?.path
+        try validateConfigurations(file: file)
         for entity in entities {
             if entity.name.isEmpty {
                 throw ModelError(file: file, "an entity has an empty name")
@@ -127,6 +130,16 @@ public final class ManagedObjectModel: @unchecked Sendable {
                 }
             }
             for property in entity.properties {
+                if PropertyDescription.reservedNames.contains(property.name) {
+                    throw ModelError(file: file, entity: entity.name, property: property.name,
+                                     "\(property.name) is a reserved name: a managed object already has a member with that name")
+                }
+                if property.name.contains(".") {
+                    throw ModelError(file: file, entity: entity.name, property: property.name,
+                                     "a property name cannot contain \".\" (it separates the parts of a key path)")
+                }
+            }
+            for property in entity.properties {
                 if let attribute = property as? AttributeDescription {
                     try validate(attribute, in: entity, file: file)
                 } else if let relationship = property as? RelationshipDescription {
@@ -135,6 +148,14 @@ public final class ManagedObjectModel: @unchecked Sendable {
                        !entity.isKind(of: inverseDestination) && !inverseDestination.isKind(of: entity) {
                         throw ModelError(file: file, entity: entity.name, property: relationship.name,
                                          "inverse \(inverse.name) points to \(inverseDestination.name), not back to \(entity.name)")
+                    }
+                    if let inverse = relationship.inverseRelationship, let back = inverse.inverseName, back != relationship.name {
+                        throw ModelError(file: file, entity: entity.name, property: relationship.name,
+                                         "inverse \(inverse.name) on \(inverse.entity?.name ?? "?") names \(back) as its inverse, not \(relationship.name)")
+                    }
+                    if relationship.isOrdered && !relationship.isToMany {
+                        throw ModelError(file: file, entity: entity.name, property: relationship.name,
+                                         "a to-one relationship cannot be ordered")
                     }
                     if relationship.minCount < 0 || relationship.maxCount < 0
                         || (relationship.maxCount > 0 && relationship.minCount > relationship.maxCount) {
@@ -148,6 +169,10 @@ public final class ManagedObjectModel: @unchecked Sendable {
                     throw ModelError(file: file, entity: entity.name, property: name, "uniqueness constraint names an unknown property")
                 }
             }
+            var indexNames: Set<String> = []
+            for index in entity.indexes where !indexNames.insert(index.name).inserted {
+                throw ModelError(file: file, entity: entity.name, "duplicate fetch index name \(index.name)")
+            }
             for index in entity.indexes {
                 for element in index.elements where entity.computeAllProperties().first(where: { $0.name == element.propertyName }) == nil {
                     throw ModelError(file: file, entity: entity.name, property: element.propertyName,
@@ -157,7 +182,17 @@ public final class ManagedObjectModel: @unchecked Sendable {
         }
     }
 
+    private func validateConfigurations(file: String?) throws {
+        let names = Set(entities.map(\.name))
+        for (configuration, members) in configurations.sorted(by: { $0.key < $1.key }) {
+            for member in members where !names.contains(member) {
+                throw ModelError(file: file, entity: member, "configuration \(configuration) names entity \(member), which does not exist")
+            }
+        }
+    }
+
     private func validate(_ attribute: AttributeDescription, in entity: EntityDescription, file: String?) throws {
+        try validateBounds(of: attribute, in: entity, file: file)
         if (attribute.attributeType == .undefined || attribute.attributeType == .objectID) && !attribute.isTransient {
             throw ModelError(file: file, entity: entity.name, property: attribute.name,
                              "type \(attribute.attributeType.xcodeName) is allowed only for transient attributes")
@@ -165,7 +200,7 @@ public final class ManagedObjectModel: @unchecked Sendable {
         if let defaultValue = attribute.defaultValue, !defaultValue.isNull,
            !attribute.attributeType.accepts(defaultValue) {
             throw ModelError(file: file, entity: entity.name, property: attribute.name,
-                             "default value \(defaultValue) is not a valid \(attribute.attributeType.xcodeName)")
+                             "default value \(AttributeValueCoding.json(for: defaultValue).textForMessage) is not a valid \(attribute.attributeType.xcodeName)")
         }
         if let pattern = attribute.regularExpression {
             do { _ = try NSRegularExpression(pattern: pattern) } catch {

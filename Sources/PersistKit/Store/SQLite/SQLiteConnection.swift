@@ -1,0 +1,217 @@
+import CSQLite
+import Foundation
+
+/// One SQLite database connection: the `sqlite3` handle, owned by this object.
+///
+/// The connection is not `Sendable`: like GRDB's `Database`, it is used by one thread at a time,
+/// here under ``SQLiteStore``'s lock. Close it explicitly with ``close()``; `deinit` closes a
+/// connection that was left open as a last resort, and asserts in debug builds.
+public final class SQLiteConnection {
+    /// How to open a connection.
+    public struct OpenFlags: OptionSet, Sendable {
+        /// The raw `SQLITE_OPEN_*` bits.
+        public let rawValue: Int32
+        /// Creates flags from raw bits.
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+        /// `SQLITE_OPEN_READONLY`.
+        public static let readOnly = OpenFlags(rawValue: SQLITE_OPEN_READONLY)
+        /// `SQLITE_OPEN_READWRITE`.
+        public static let readWrite = OpenFlags(rawValue: SQLITE_OPEN_READWRITE)
+        /// `SQLITE_OPEN_CREATE`: create the file if it does not exist.
+        public static let create = OpenFlags(rawValue: SQLITE_OPEN_CREATE)
+        /// `SQLITE_OPEN_NOMUTEX`: the connection is confined by our own lock, so SQLite's
+        /// per-connection mutex is not needed ("multi-thread" mode).
+        public static let noMutex = OpenFlags(rawValue: SQLITE_OPEN_NOMUTEX)
+    }
+
+    /// The connection handle; valid until ``close()``.
+    let handle: OpaquePointer
+    /// The database file's path.
+    public let path: String
+    private var isClosed = false
+    private let cache = SQLiteStatementCache()
+    private var transactionDepth = 0
+
+    /// The number of statements started on this connection (each run of a prepared statement,
+    /// each statement of ``execute(_:)``), for tests and diagnostics.
+    public private(set) var statementCount = 0
+    /// Called with the SQL of each statement started, if set (for tests that assert exact SQL).
+    public var statementObserver: ((String) -> Void)?
+
+    /// Opens the database at `path` (`sqlite3_open_v2`).
+    public init(path: String, flags: OpenFlags = [.readWrite, .create, .noMutex]) throws(SQLiteError) {
+        var db: OpaquePointer?
+        let code = sqlite3_open_v2(path, &db, flags.rawValue, nil)
+        guard code == SQLITE_OK, let db else {
+            // "Whether or not an error occurs when it is opened, resources associated with the
+            // database connection handle should be released by passing it to sqlite3_close()."
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            let extended = db.map { sqlite3_extended_errcode($0) } ?? code
+            sqlite3_close_v2(db)
+            throw SQLiteError(extendedResultCode: extended, message: message)
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    deinit {
+        assert(isClosed, "SQLiteConnection: the connection to \(path) was not closed")
+        if !isClosed {
+            cache.removeAll()
+            sqlite3_close_v2(handle)
+        }
+    }
+
+    /// Finalizes cached statements and closes the connection (`sqlite3_close_v2`).
+    ///
+    /// Statements still held elsewhere keep the handle alive as a "zombie" until they are
+    /// finalized: "If sqlite3_close_v2() is called with unfinalized prepared statements …
+    /// then the database connection becomes an unusable zombie which will automatically be
+    /// deallocated when the last prepared statement is finalized" (sqlite.org/c3ref/close.html).
+    public func close() throws(SQLiteError) {
+        guard !isClosed else { return }
+        cache.removeAll()
+        let code = sqlite3_close_v2(handle)
+        guard code == SQLITE_OK else { throw lastError(code: code) }
+        isClosed = true
+    }
+
+    /// The error for a failed call, from the connection's last error.
+    func lastError(code: Int32, sql: String? = nil) -> SQLiteError {
+        let extended = sqlite3_extended_errcode(handle)
+        // sqlite3_errmsg never returns NULL for a valid handle.
+        let message = String(cString: sqlite3_errmsg(handle))
+        return SQLiteError(extendedResultCode: (extended & 0xFF) == (code & 0xFF) ? extended : code, message: message, sql: sql)
+    }
+
+    func noteStatementStarted(_ sql: String) {
+        statementCount += 1
+        statementObserver?(sql)
+    }
+
+    private func checkOpen(_ sql: String?) throws(SQLiteError) {
+        if isClosed { throw SQLiteError(extendedResultCode: SQLITE_MISUSE, message: "the connection is closed", sql: sql) }
+    }
+
+    // MARK: - Statements
+
+    /// Prepares a new statement (not cached).
+    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        try checkOpen(sql)
+        return try SQLiteStatement(connection: self, sql: sql)
+    }
+
+    /// The cached prepared statement for `sql`, reset and ready to bind.
+    public func cachedStatement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        try checkOpen(sql)
+        return try cache.statement(sql, on: self)
+    }
+
+    /// Runs one or more statements with no parameters (`sqlite3_exec`).
+    public func execute(_ sql: String) throws(SQLiteError) {
+        try checkOpen(sql)
+        noteStatementStarted(sql)
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        if code != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(message)
+            throw SQLiteError(extendedResultCode: sqlite3_extended_errcode(handle), message: text, sql: sql)
+        }
+    }
+
+    /// Runs a cached statement with `arguments` and ignores its rows.
+    public func execute(_ sql: String, _ arguments: [StoreValue]) throws(SQLiteError) {
+        try cachedStatement(sql).execute(arguments)
+    }
+
+    /// The first column of the first row of `sql`, as an integer, or `nil` if there is no row or it is NULL.
+    public func int64(_ sql: String, _ arguments: [StoreValue] = []) throws(SQLiteError) -> Int64? {
+        let statement = try cachedStatement(sql)
+        try statement.bind(arguments)
+        defer { statement.reset() }
+        guard try statement.step(), !statement.isNull(0) else { return nil }
+        return statement.int64(0)
+    }
+
+    /// The first column of every row of `sql`, as strings.
+    public func strings(_ sql: String, _ arguments: [StoreValue] = []) throws(SQLiteError) -> [String] {
+        let statement = try cachedStatement(sql)
+        try statement.bind(arguments)
+        defer { statement.reset() }
+        var result: [String] = []
+        while try statement.step() { result.append(statement.string(0)) }
+        return result
+    }
+
+    /// The rowid of the last row inserted (`sqlite3_last_insert_rowid`).
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// The number of rows changed by the last statement (`sqlite3_changes64`).
+    public var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// Whether the connection is outside any transaction (`sqlite3_get_autocommit`).
+    public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+
+    /// Sets how long a statement waits for another connection's lock (`sqlite3_busy_timeout`).
+    public func setBusyTimeout(seconds: Double) {
+        sqlite3_busy_timeout(handle, Int32(clamping: Int((seconds * 1000).rounded())))
+    }
+
+    // MARK: - Pragmas
+
+    /// Sets a pragma: `PRAGMA name = value`. Pragmas take no bound parameters, so callers
+    /// pass only names and values they checked (see ``SQLiteStore``'s allow-list).
+    public func setPragma(_ name: String, _ value: String) throws(SQLiteError) {
+        try execute("PRAGMA \(name) = \(value)")
+    }
+
+    /// The value of a pragma, as text.
+    public func pragma(_ name: String) throws(SQLiteError) -> String? {
+        let statement = try prepare("PRAGMA \(name)")
+        noteStatementStarted(statement.sql)
+        guard try statement.step() else { return nil }
+        return statement.string(0)
+    }
+
+    // MARK: - Transactions
+
+    /// The kind of lock a transaction takes when it begins.
+    public enum TransactionKind: String, Sendable {
+        /// `BEGIN DEFERRED`: locks on first use.
+        case deferred = "DEFERRED"
+        /// `BEGIN IMMEDIATE`: takes the write lock now, so a writer fails early or waits.
+        case immediate = "IMMEDIATE"
+        /// `BEGIN EXCLUSIVE`.
+        case exclusive = "EXCLUSIVE"
+    }
+
+    /// Runs `body` in a transaction: commits if it returns, rolls back if it throws.
+    public func inTransaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
+        precondition(transactionDepth == 0, "SQLiteConnection: transactions do not nest")
+        try execute("BEGIN \(kind.rawValue) TRANSACTION")
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
+        do {
+            let result = try body()
+            try execute("COMMIT TRANSACTION")
+            return result
+        } catch {
+            // A failed statement may already have rolled back the transaction (for example
+            // SQLITE_FULL); "ROLLBACK" then fails with "no transaction is active", which is fine.
+            if !isAutocommit { try? execute("ROLLBACK TRANSACTION") }
+            throw error
+        }
+    }
+
+    // MARK: - Functions and collations
+
+    /// Where custom SQL functions and collations are registered once a connection opens
+    /// (`sqlite3_create_function_v2`, `sqlite3_create_collation_v2`).
+    ///
+    /// None are needed yet: case-sensitive string matching uses `GLOB` and `[c]` uses
+    /// SQLite's ASCII `LIKE`/`NOCASE`. The predicate compiler's next issue registers
+    /// Unicode case/diacritic folding and `MATCHES` here.
+    func registerFunctions() {}
+}

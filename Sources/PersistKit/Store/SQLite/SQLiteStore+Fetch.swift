@@ -1,0 +1,212 @@
+import Foundation
+
+extension SQLiteStore {
+    /// The select list of a table: `"t0"."Z_PK", "t0"."Z_ENT", "t0"."Z_OPT"`, then every column.
+    func selectList(_ table: SQLiteSchema.Table, alias: String = "t0") -> String {
+        let a = SQLiteSchema.quote(alias)
+        return (["Z_PK", "Z_ENT", "Z_OPT"] + table.columns.map(\.name))
+            .map { "\(a).\(SQLiteSchema.quote($0))" }.joined(separator: ", ")
+    }
+
+    /// The row the statement is on, selected with ``selectList(_:alias:)``, or `nil` if its
+    /// `Z_ENT` names no entity of the store.
+    func decodeRow(_ statement: SQLiteStatement) -> RowSnapshot? {
+        guard let entity = schema.entitiesByNumber[Int(statement.int64(1))], let layout = schema.layout(of: entity) else { return nil }
+        var values: [StoreValue] = []
+        values.reserveCapacity(layout.slotColumns.count)
+        for slot in layout.slotColumns {
+            switch slot {
+            case .none:
+                values.append(.null)
+            case .attribute(let index, let type):
+                values.append(decodeAttribute(statement, Int32(index + 3), type))
+            case .toOne(let index, let entityIndex, let relationship):
+                let column = Int32(index + 3)
+                if statement.isNull(column) { values.append(.null); continue }
+                var destination = relationship.destinationEntity
+                if let entityIndex, !statement.isNull(Int32(entityIndex + 3)) {
+                    destination = schema.entitiesByNumber[Int(statement.int64(Int32(entityIndex + 3)))] ?? destination
+                }
+                guard let destination else { values.append(.null); continue }
+                values.append(.object(ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: statement.int64(column))))
+            }
+        }
+        let id = ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: statement.int64(0))
+        return RowSnapshot(objectID: id, version: statement.int64(2), values: values)
+    }
+
+    /// One attribute value, as Core Data stores each type.
+    func decodeAttribute(_ statement: SQLiteStatement, _ column: Int32, _ type: AttributeType) -> StoreValue {
+        if statement.isNull(column) { return .null }
+        switch type {
+        case .integer16, .integer32, .integer64:
+            return .integer(statement.int64(column))
+        case .boolean:
+            return .bool(statement.int64(column) != 0)
+        case .double, .float:
+            return .double(statement.double(column))
+        case .date:
+            return .date(Date(timeIntervalSinceReferenceDate: statement.double(column)))
+        case .decimal:
+            switch statement.columnType(column) {
+            case SQLiteStatement.integerType: return .decimal(Decimal(statement.int64(column)))
+            case SQLiteStatement.floatType: return .decimal(Decimal(string: String(statement.double(column))) ?? Decimal(statement.double(column)))
+            default: return Decimal(string: statement.string(column), locale: Locale(identifier: "en_US_POSIX")).map(StoreValue.decimal) ?? .null
+            }
+        case .string:
+            return .string(statement.string(column))
+        case .uri:
+            return URL(string: statement.string(column)).map(StoreValue.url) ?? .null
+        case .uuid:
+            if statement.columnType(column) == SQLiteStatement.blobType {
+                let bytes = statement.data(column)
+                guard bytes.count == 16 else { return .null }
+                let b = [UInt8](bytes)
+                return .uuid(UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])))
+            }
+            return UUID(uuidString: statement.string(column)).map(StoreValue.uuid) ?? .null
+        case .binaryData, .transformable:
+            return .data(statement.data(column))
+        case .undefined, .objectID:
+            return .null
+        }
+    }
+
+    /// `SELECT … FROM table AS t0 [joins] WHERE …` pieces for a request.
+    func compileFetch(_ request: StoreFetchRequest) throws
+        -> (table: SQLiteSchema.Table, from: String, where: String, orderBy: String, arguments: [StoreValue]) {
+        let layout = try layout(of: request.entity)
+        let table = schema.tables[layout.tableIndex]
+        var compiler = SQLitePredicateCompiler(schema: schema, entity: request.entity)
+        var conditions: [String] = []
+        var arguments: [StoreValue] = []
+        let numbers = request.includesSubentities ? layout.selfAndDescendantNumbers : [layout.number]
+        let tableNumbers = schema.entities.values.filter { $0.tableIndex == layout.tableIndex }.count
+        if numbers.count != tableNumbers {
+            conditions.append(numbers.count == 1 ? "\"t0\".\"Z_ENT\" = ?" : "\"t0\".\"Z_ENT\" IN (\(numbers.map { _ in "?" }.joined(separator: ", ")))")
+            arguments += numbers.map { .integer(Int64($0)) }
+        }
+        if let predicate = request.predicate {
+            let condition = try compiler.compile(predicate)
+            if condition != "1" { conditions.append(condition) }
+        }
+        let orderBy = try compiler.orderBy(request.sortDescriptors)
+        arguments += compiler.arguments
+        let from = (["\(SQLiteSchema.quote(table.name)) AS \"t0\""] + compiler.joins).joined(separator: " ")
+        return (table, from, conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), orderBy.isEmpty ? "" : " ORDER BY " + orderBy, arguments)
+    }
+
+    func limitClause(_ request: StoreFetchRequest, _ arguments: inout [StoreValue]) -> String {
+        guard request.fetchLimit > 0 || request.fetchOffset > 0 else { return "" }
+        arguments.append(.integer(request.fetchLimit > 0 ? Int64(request.fetchLimit) : -1))
+        if request.fetchOffset > 0 {
+            arguments.append(.integer(Int64(request.fetchOffset)))
+            return " LIMIT ? OFFSET ?"
+        }
+        return " LIMIT ?"
+    }
+
+    /// The rows that match `request`, in its order, within its limit and offset.
+    public func fetch(_ request: StoreFetchRequest) throws -> [RowSnapshot] {
+        var (table, from, whereClause, orderBy, arguments) = try compileFetch(request)
+        let limit = limitClause(request, &arguments)
+        let sql = "SELECT \(selectList(table)) FROM \(from)\(whereClause)\(orderBy)\(limit)"
+        return try withConnection(.sqlite, "fetching \(request.entity.name) failed") { connection in
+            var rows: [RowSnapshot] = []
+            try connection.cachedStatement(sql).forEachRow(arguments) { statement in
+                if let row = decodeRow(statement) { rows.append(row) }
+            }
+            return rows
+        }
+    }
+
+    /// The number of rows that match `request`, within its limit and offset.
+    public func count(_ request: StoreFetchRequest) throws -> Int {
+        var (_, from, whereClause, _, arguments) = try compileFetch(request)
+        let limit = limitClause(request, &arguments)
+        let sql = limit.isEmpty
+            ? "SELECT COUNT(*) FROM \(from)\(whereClause)"
+            : "SELECT COUNT(*) FROM (SELECT \"t0\".\"Z_PK\" FROM \(from)\(whereClause)\(limit))"
+        return try withConnection(.sqlite, "counting \(request.entity.name) failed") { connection in
+            Int(try connection.int64(sql, arguments) ?? 0)
+        }
+    }
+
+    /// The rows of the given objects, read in batches of up to 500 keys per table.
+    public func rows(for objectIDs: [ManagedObjectID]) throws -> [RowSnapshot] {
+        var wanted: [Int: [Int64: EntityDescription]] = [:]
+        for id in objectIDs where !id.isTemporaryID && id.storeIdentifier == identifier {
+            guard let layout = schema.layout(of: id.entity) else { continue }
+            wanted[layout.tableIndex, default: [:]][id.primaryKey] = id.entity
+        }
+        return try withConnection(.sqlite, "reading rows failed") { connection in
+            var rows: [RowSnapshot] = []
+            for (tableIndex, keys) in wanted.sorted(by: { $0.key < $1.key }) {
+                let table = schema.tables[tableIndex]
+                let all = keys.keys.sorted()
+                for start in stride(from: 0, to: all.count, by: 500) {
+                    let batch = all[start..<min(start + 500, all.count)]
+                    let sql = "SELECT \(selectList(table)) FROM \(SQLiteSchema.quote(table.name)) AS \"t0\" WHERE \"t0\".\"Z_PK\" IN (\(batch.map { _ in "?" }.joined(separator: ", ")))"
+                    let statement = batch.count == 500 ? try connection.cachedStatement(sql) : try connection.prepare(sql)
+                    try statement.forEachRow(batch.map { .integer($0) }) { statement in
+                        guard let row = decodeRow(statement), let asked = keys[row.objectID.primaryKey],
+                              row.objectID.entity.isKind(of: asked) else { return }
+                        rows.append(row)
+                    }
+                }
+            }
+            return rows
+        }
+    }
+
+    /// The destinations of a to-many relationship: through the inverse foreign key (ordered by
+    /// its `Z_FOK_` column if ordered), or through the join table.
+    public func destinations(of objectID: ManagedObjectID, relationship: RelationshipDescription) throws -> [ManagedObjectID] {
+        guard relationship.isToMany, let destination = relationship.destinationEntity else {
+            throw PersistenceError(.persistentStoreOperation, "\(relationship.name) is not a to-many relationship")
+        }
+        guard let destinationTable = schema.table(of: destination) else {
+            throw PersistenceError(.persistentStoreOperation, "the store does not hold entity \(destination.name)", path: url?.path)
+        }
+        let sql: String
+        if let join = schema.joinTable(of: relationship) {
+            let canonical = join.relationship === relationship
+            let from = canonical ? join.sourceColumn : join.destinationColumn
+            let to = canonical ? join.destinationColumn : join.sourceColumn
+            let order = (canonical ? join.destinationOrderColumn : join.sourceOrderColumn) ?? to
+            sql = "SELECT \"j\".\(SQLiteSchema.quote(to)), \"d\".\"Z_ENT\" FROM \(SQLiteSchema.quote(join.name)) AS \"j\" JOIN \(SQLiteSchema.quote(destinationTable.name)) AS \"d\" ON \"d\".\"Z_PK\" = \"j\".\(SQLiteSchema.quote(to)) WHERE \"j\".\(SQLiteSchema.quote(from)) = ? ORDER BY \"j\".\(SQLiteSchema.quote(order)), \"j\".\(SQLiteSchema.quote(to))"
+        } else {
+            guard let inverse = relationship.inverseRelationship,
+                  let (_, column) = schema.column(named: inverse.name, of: destination) else {
+                throw PersistenceError(.persistentStoreOperation, "no column holds the inverse of \(relationship.name)", path: url?.path)
+            }
+            let order = relationship.isOrdered ? schema.orderColumn(ofOrdered: relationship).map { SQLiteSchema.quote($0) + ", " } ?? "" : ""
+            sql = "SELECT \"Z_PK\", \"Z_ENT\" FROM \(SQLiteSchema.quote(destinationTable.name)) WHERE \(SQLiteSchema.quote(column.name)) = ? ORDER BY \(order)\"Z_PK\""
+        }
+        return try withConnection(.sqlite, "reading \(relationship.name) failed") { connection in
+            var ids: [ManagedObjectID] = []
+            try connection.cachedStatement(sql).forEachRow([.integer(objectID.primaryKey)]) { statement in
+                guard let entity = schema.entitiesByNumber[Int(statement.int64(1))] else { return }
+                ids.append(ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: statement.int64(0)))
+            }
+            return ids
+        }
+    }
+
+    /// Reserves `count` primary keys from the `Z_MAX` of the entity's ROOT row in
+    /// `Z_PRIMARYKEY` (one sequence per table), in its own short transaction.
+    public func allocatePrimaryKeys(for entity: EntityDescription, count: Int) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        guard !isReadOnly else { throw readOnlyError("allocate primary keys") }
+        let layout = try layout(of: entity)
+        let rootNumber = schema.layout(of: schema.tables[layout.tableIndex].root)?.number ?? layout.number
+        let last: Int64 = try withConnection(.sqlite, "allocating primary keys for \(entity.name) failed") { connection in
+            try connection.inTransaction(.immediate) {
+                try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + ? WHERE \"Z_ENT\" = ?",
+                                       [.integer(Int64(count)), .integer(Int64(rootNumber))])
+                return try connection.int64("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = ?", [.integer(Int64(rootNumber))]) ?? 0
+            }
+        }
+        return Array((last - Int64(count) + 1)...last)
+    }
+}

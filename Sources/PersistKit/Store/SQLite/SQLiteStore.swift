@@ -1,0 +1,277 @@
+import CSQLite
+import Foundation
+import Synchronization
+
+/// A store in a SQLite file, in Core Data's own layout, so a store written by Core Data on an
+/// Apple platform opens here and one written here opens there.
+///
+/// The corresponding Core Data store type is `NSSQLiteStoreType`. The layout is described in
+/// `docs/sqlite-layout.md`. One connection serves the store, guarded by a `Mutex`: calls from
+/// many threads run one at a time.
+///
+/// ```swift
+/// let store = try SQLiteStore(model: model, configurationName: nil, url: fileURL, options: StoreOptions())
+/// let beers = try store.fetch(StoreFetchRequest(entity: beer, predicate: .equal("name", .string("Duvel"))))
+/// try store.close()
+/// ```
+public final class SQLiteStore: PersistentStore {
+    struct State {
+        var connection: SQLiteConnection?
+    }
+
+    /// Always ``StoreType/sqlite``.
+    public var type: StoreType { .sqlite }
+    /// The store file.
+    public let url: URL?
+    /// The store's UUID (`Z_METADATA.Z_UUID`).
+    public let identifier: String
+    /// The configuration the store holds, or `nil` for every entity.
+    public let configurationName: String?
+    /// The model the store was opened with.
+    public let model: ManagedObjectModel
+    /// Whether the store was opened read-only.
+    public let isReadOnly: Bool
+    /// The layout of the model in this store.
+    let schema: SQLiteSchema
+    let storeMetadata: SQLiteMetadata
+    /// The connection, confined by this lock.
+    let state: Mutex<State>
+
+    /// Pragmas `options.sqlitePragmas` may set, with a check of each value.
+    static let allowedPragmas: [String: @Sendable (String) -> Bool] = [
+        "synchronous": { ["OFF", "NORMAL", "FULL", "EXTRA", "0", "1", "2", "3"].contains($0.uppercased()) },
+        "journal_mode": { ["WAL", "DELETE", "TRUNCATE", "PERSIST", "MEMORY"].contains($0.uppercased()) },
+        "cache_size": { Int($0) != nil },
+        "mmap_size": { Int($0).map { $0 >= 0 } ?? false },
+        "temp_store": { ["DEFAULT", "FILE", "MEMORY", "0", "1", "2"].contains($0.uppercased()) },
+        "secure_delete": { ["ON", "OFF", "FAST", "0", "1", "TRUE", "FALSE"].contains($0.uppercased()) },
+        "wal_autocheckpoint": { Int($0).map { $0 >= 0 } ?? false },
+        "journal_size_limit": { Int($0) != nil },
+    ]
+
+    /// Opens the store at `url`, creating the file and its schema if the file is new or empty.
+    ///
+    /// An existing store's entity numbers (`Z_PRIMARYKEY`) win over the ones computed from the
+    /// model. Throws ``PersistenceError`` with code `persistentStoreOpen` when the file cannot be
+    /// opened or is not a SQLite database, `persistentStoreTypeMismatch` when it is not a Core
+    /// Data store, and `persistentStoreIncompatibleSchema` naming the entity and column when its
+    /// tables do not fit the model.
+    public init(model: ManagedObjectModel, configurationName: String?, url: URL?, options: StoreOptions) throws {
+        guard let url, url.isFileURL else {
+            throw PersistenceError(.persistentStoreOpen, "a SQLite store needs a file URL", path: url?.absoluteString)
+        }
+        do { try model.freeze() } catch {
+            throw PersistenceError(.persistentStoreOpen, "the model is not valid", path: url.path, underlying: "\(error)")
+        }
+        for (name, value) in options.sqlitePragmas {
+            guard let check = Self.allowedPragmas[name.lowercased()], check(value) else {
+                throw PersistenceError(.persistentStoreOpen, "SQLite pragma \(name) = \(value) is not allowed (allowed: \(Self.allowedPragmas.keys.sorted().joined(separator: ", ")))", path: url.path)
+            }
+        }
+        let path = url.path
+        let exists = FileManager.default.fileExists(atPath: path)
+        if options.readOnly && !exists {
+            throw PersistenceError(.persistentStoreOpen, "the store file does not exist and the store is read-only", path: path)
+        }
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(path: path, flags: options.readOnly ? [.readOnly, .noMutex] : [.readWrite, .create, .noMutex])
+        } catch {
+            throw PersistenceError(.persistentStoreOpen, "the store file could not be opened", path: path, underlying: error.description)
+        }
+        connection.setBusyTimeout(seconds: options.busyTimeout)
+        connection.registerFunctions()
+
+        let entities = model.entities(forConfiguration: configurationName)
+        do {
+            let tables: Set<String>
+            do {
+                tables = try Self.tableNames(connection)
+            } catch let error as SQLiteError where error.resultCode == SQLiteError.notADatabase {
+                throw PersistenceError(.persistentStoreOpen, "the file is not a SQLite database", path: path)
+            }
+            if tables.isEmpty {
+                guard !options.readOnly else {
+                    throw PersistenceError(.persistentStoreTypeMismatch, "the file is an empty SQLite database, not a Core Data store", path: path)
+                }
+                let schema = SQLiteSchema(entities: entities)
+                let metadata = SQLiteMetadata(uuid: UUID().uuidString, versionHashes: model.entityVersionHashesByName,
+                                              versionIdentifiers: model.versionIdentifiers.sorted())
+                // auto_vacuum must be set before the first table is created; Core Data records it as _NSAutoVacuumLevel 2.
+                try connection.setPragma("auto_vacuum", "2")
+                try Self.applyPragmas(connection, options: options, path: path)
+                try connection.inTransaction(.immediate) {
+                    for sql in schema.creationSQL() { try connection.execute(sql) }
+                    for (number, entity) in schema.entitiesByNumber.sorted(by: { $0.key < $1.key }) {
+                        let parent = entity.superentity.flatMap { schema.layout(of: $0)?.number } ?? 0
+                        try connection.execute("INSERT INTO \"Z_PRIMARYKEY\" (\"Z_ENT\", \"Z_NAME\", \"Z_SUPER\", \"Z_MAX\") VALUES (?, ?, ?, 0)",
+                                               [.integer(Int64(number)), .string(entity.name), .integer(Int64(parent))])
+                    }
+                    try connection.execute("INSERT INTO \"Z_METADATA\" (\"Z_VERSION\", \"Z_UUID\", \"Z_PLIST\") VALUES (1, ?, ?)",
+                                           [.string(metadata.uuid), .data(try metadata.plistData())])
+                }
+                self.schema = schema
+                self.storeMetadata = metadata
+            } else {
+                guard tables.contains("Z_METADATA"), tables.contains("Z_PRIMARYKEY") else {
+                    throw PersistenceError(.persistentStoreTypeMismatch, "the SQLite database is not a Core Data store (it has no Z_METADATA and Z_PRIMARYKEY tables)", path: path)
+                }
+                let metadata = try Self.readMetadata(connection, path: path)
+                var numbers: [String: Int] = [:]
+                try connection.cachedStatement("SELECT \"Z_ENT\", \"Z_NAME\" FROM \"Z_PRIMARYKEY\"").forEachRow { row in
+                    numbers[row.string(1)] = Int(row.int64(0))
+                }
+                for entity in entities where numbers[entity.name] == nil {
+                    throw PersistenceError(.persistentStoreIncompatibleSchema, "the store has no entity \(entity.name) in Z_PRIMARYKEY", path: path)
+                }
+                let schema = SQLiteSchema(entities: entities, existingNumbers: numbers)
+                try Self.checkSchema(schema, connection: connection, tables: tables, path: path)
+                if !options.readOnly { try Self.applyPragmas(connection, options: options, path: path) }
+                self.schema = schema
+                self.storeMetadata = metadata
+            }
+        } catch {
+            try? connection.close()
+            if let error = error as? SQLiteError {
+                throw error.persistenceError(.persistentStoreOpen, "the store could not be opened", path: path)
+            }
+            throw error
+        }
+        self.url = url
+        self.identifier = storeMetadata.uuid
+        self.configurationName = configurationName
+        self.model = model
+        self.isReadOnly = options.readOnly
+        self.state = Mutex(State(connection: connection))
+    }
+
+    deinit {
+        state.withLock { state in
+            try? state.connection?.close()
+            state.connection = nil
+        }
+    }
+
+    /// The names of the database's tables; untyped `throws` so callers can catch by code.
+    private static func tableNames(_ connection: SQLiteConnection) throws -> Set<String> {
+        Set(try connection.strings("SELECT name FROM sqlite_master WHERE type = 'table'"))
+    }
+
+    private static func applyPragmas(_ connection: SQLiteConnection, options: StoreOptions, path: String) throws {
+        var pragmas = ["journal_mode": "WAL", "synchronous": "NORMAL"]
+        for (name, value) in options.sqlitePragmas { pragmas[name.lowercased()] = value }
+        // journal_mode first: it must run outside a transaction and before the others take effect.
+        if let mode = pragmas.removeValue(forKey: "journal_mode") { try connection.setPragma("journal_mode", mode) }
+        for (name, value) in pragmas.sorted(by: { $0.key < $1.key }) { try connection.setPragma(name, value) }
+    }
+
+    private static func readMetadata(_ connection: SQLiteConnection, path: String) throws -> SQLiteMetadata {
+        let statement = try connection.cachedStatement("SELECT \"Z_UUID\", \"Z_PLIST\" FROM \"Z_METADATA\" ORDER BY \"Z_VERSION\" LIMIT 1")
+        defer { statement.reset() }
+        guard try statement.step() else {
+            throw PersistenceError(.persistentStoreTypeMismatch, "the store's Z_METADATA table is empty", path: path)
+        }
+        let metadata: SQLiteMetadata
+        do {
+            metadata = try SQLiteMetadata(uuid: statement.string(0), plistData: statement.data(1))
+        } catch {
+            throw PersistenceError(.persistentStoreOpen, "the store's metadata (Z_METADATA.Z_PLIST) is not a property list", path: path, underlying: "\(error)")
+        }
+        if let type = metadata.plist["NSStoreType"] as? String, type != StoreType.sqlite.rawValue {
+            throw PersistenceError(.persistentStoreTypeMismatch, "the store's metadata says it is a \(type) store, not SQLite", path: path)
+        }
+        return metadata
+    }
+
+    /// Checks that every table and column the model needs exists.
+    private static func checkSchema(_ schema: SQLiteSchema, connection: SQLiteConnection, tables: Set<String>, path: String) throws {
+        func columns(of table: String) throws -> Set<String> {
+            let statement = try connection.prepare("PRAGMA table_info(\(SQLiteSchema.quote(table)))")
+            var names: Set<String> = []
+            while try statement.step() { names.insert(statement.string(1)) }
+            return names
+        }
+        for table in schema.tables {
+            guard tables.contains(table.name) else {
+                throw PersistenceError(.persistentStoreIncompatibleSchema, "the store has no table \(table.name) for entity \(table.root.name)", path: path)
+            }
+            let existing = try columns(of: table.name)
+            for column in ["Z_PK", "Z_ENT", "Z_OPT"] + table.columns.map(\.name) where !existing.contains(column) {
+                let owner = table.columns.first { $0.name == column }.map { column -> String in
+                    switch column.kind {
+                    case .attribute(let a): return "\(a.entity?.name ?? table.root.name).\(a.name)"
+                    case .foreignKey(let r), .foreignEntity(let r), .foreignOrder(let r): return "\(r.entity?.name ?? table.root.name).\(r.name)"
+                    }
+                } ?? table.root.name
+                throw PersistenceError(.persistentStoreIncompatibleSchema, "table \(table.name) has no column \(column) for \(owner)", path: path)
+            }
+        }
+        for join in schema.joinTables {
+            let owner = "\(join.relationship.entity?.name ?? "?").\(join.relationship.name)"
+            guard tables.contains(join.name) else {
+                throw PersistenceError(.persistentStoreIncompatibleSchema, "the store has no join table \(join.name) for \(owner)", path: path)
+            }
+            let existing = try columns(of: join.name)
+            for column in [join.sourceColumn, join.destinationColumn] + [join.sourceOrderColumn, join.destinationOrderColumn].compactMap({ $0 })
+            where !existing.contains(column) {
+                throw PersistenceError(.persistentStoreIncompatibleSchema, "join table \(join.name) has no column \(column) for \(owner)", path: path)
+            }
+        }
+    }
+
+    // MARK: - Connection access
+
+    /// Runs `body` with the connection under the store's lock, mapping SQLite errors to
+    /// ``PersistenceError`` with code `code`.
+    func withConnection<T: Sendable>(_ code: PersistenceError.Code = .sqlite, _ what: String,
+                                     _ body: (SQLiteConnection) throws -> T) throws -> T {
+        try state.withLock { state throws -> T in
+            guard let connection = state.connection else {
+                throw PersistenceError(.persistentStoreOperation, "the store is closed", path: url?.path)
+            }
+            do {
+                return try body(connection)
+            } catch let error as SQLiteError {
+                throw error.persistenceError(code, what, path: url?.path)
+            }
+        }
+    }
+
+    /// The number of SQL statements run on the store's connection so far (for tests).
+    public var statementCount: Int {
+        state.withLock { $0.connection?.statementCount ?? 0 }
+    }
+
+    /// Calls `observer` with the SQL of every statement the store runs from now on, or stops
+    /// with `nil` (for tests that assert the exact SQL).
+    public func setStatementObserver(_ observer: (@Sendable (String) -> Void)?) {
+        state.withLock { $0.connection?.statementObserver = observer }
+    }
+
+    // MARK: - PersistentStore
+
+    /// The store's metadata: the `Z_METADATA` plist with `NSStoreUUID` and `NSStoreType`.
+    public func metadata() -> [String: any Sendable] { storeMetadata.dictionary }
+
+    /// Closes the connection; later calls throw.
+    public func close() throws {
+        try state.withLock { state in
+            defer { state.connection = nil }
+            do { try state.connection?.close() } catch let error as SQLiteError {
+                throw error.persistenceError(.sqlite, "the store could not be closed", path: url?.path)
+            }
+        }
+    }
+
+    /// The layout of `entity`, or an error if the store does not hold it.
+    func layout(of entity: EntityDescription) throws -> SQLiteSchema.EntityLayout {
+        guard let layout = schema.layout(of: entity), layout.entity === entity || layout.entity.name == entity.name else {
+            throw PersistenceError(.persistentStoreOperation, "the store does not hold entity \(entity.name)", path: url?.path)
+        }
+        return layout
+    }
+
+    func readOnlyError(_ what: String) -> PersistenceError {
+        PersistenceError(.persistentStoreSave, "the store is read-only; cannot \(what)", path: url?.path)
+    }
+}
