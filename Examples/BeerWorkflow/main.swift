@@ -84,9 +84,9 @@ case "update":
         request.sortDescriptors = [FetchSortDescriptor(key: "abv", ascending: false)]
         let beers = try context.fetch(request)
         print("fetched: " + beers.map { "\($0.name ?? "") \($0.abv)" }.joined(separator: ", "))
-        beers[0].abv = 8.6
+        beers.first?.abv += 0.1
         print("hasChanges after update: \(context.hasChanges)")
-        context.delete(beers[1])
+        if let vedett = beers.first(where: { $0.name == "Vedett" }) { context.delete(vedett) }
         try context.save()
         print("hasChanges after save: \(context.hasChanges)")
     }
