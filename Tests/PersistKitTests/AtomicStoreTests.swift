@@ -197,6 +197,27 @@ struct AtomicStoreTests {
         #expect(gone.code == .managedObjectMerge)
     }
 
+    @Test(arguments: [StoreType.inMemory, .binary])
+    func concurrentSavesAndFetches(type: StoreType) async throws {
+        let factory = try AtomicStoreFactory()
+        defer { factory.cleanUp() }
+        let store = try factory.open(type)
+        let beer = factory.fixture.beer
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for i in 0..<10 {
+                        _ = try factory.insert(store, beer, [["name": .string("w\(worker)-\(i)")]])
+                        _ = try store.fetch(StoreFetchRequest(entity: beer, predicate: .comparison(.keyPath("name"), .beginsWith, .constant(.string("w\(worker)")))))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try store.count(StoreFetchRequest(entity: beer)) == 80)
+        #expect(Set(try store.fetch(StoreFetchRequest(entity: beer)).map(\.objectID.primaryKey)) == Set(1...80))
+    }
+
     @Test func readOnlyAndClosedStores() throws {
         let factory = try AtomicStoreFactory()
         defer { factory.cleanUp() }

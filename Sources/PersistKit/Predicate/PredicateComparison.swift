@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The operators of ``ComparisonPredicate`` applied to two values, as `NSComparisonPredicate`
 /// applies them.
@@ -122,15 +123,32 @@ public enum PredicateComparison {
         var regexOptions: NSRegularExpression.Options = [.dotMatchesLineSeparators]
         if options.contains(.caseInsensitive) { regexOptions.insert(.caseInsensitive) }
         let subject = options.contains(.diacriticInsensitive) ? StoreValueComparison.fold(string, [.diacriticInsensitive]) : string
+        let source = "^(?:" + (options.contains(.diacriticInsensitive)
+            ? StoreValueComparison.fold(pattern, [.diacriticInsensitive]) : pattern) + ")$"
+        let expression = try regularExpression(source, options: regexOptions, pattern: pattern)
+        let range = NSRange(subject.startIndex..<subject.endIndex, in: subject)
+        return expression.firstMatch(in: subject, options: [.anchored], range: range) != nil
+    }
+
+    /// Compiled regular expressions by source and options, so a fetch compiles each pattern once.
+    /// Bounded: cleared when it reaches 256 entries.
+    private static let regexCache = Mutex<[String: NSRegularExpression]>([:])
+
+    private static func regularExpression(_ source: String, options: NSRegularExpression.Options,
+                                          pattern: String) throws -> NSRegularExpression {
+        let key = "\(options.rawValue):\(source)"
+        if let cached = regexCache.withLock({ $0[key] }) { return cached }
         let expression: NSRegularExpression
         do {
-            expression = try NSRegularExpression(pattern: "^(?:" + (options.contains(.diacriticInsensitive)
-                ? StoreValueComparison.fold(pattern, [.diacriticInsensitive]) : pattern) + ")$", options: regexOptions)
+            expression = try NSRegularExpression(pattern: source, options: options)
         } catch {
             throw PersistenceError.predicate("the regular expression \(pattern) does not compile", key: pattern)
         }
-        let range = NSRange(subject.startIndex..<subject.endIndex, in: subject)
-        return expression.firstMatch(in: subject, options: [.anchored], range: range) != nil
+        regexCache.withLock { cache in
+            if cache.count >= 256 { cache.removeAll() }
+            cache[key] = expression
+        }
+        return expression
     }
 
     /// The ICU regular expression for a `LIKE` pattern: `*` any run, `?` one character,

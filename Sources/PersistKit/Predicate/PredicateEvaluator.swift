@@ -144,3 +144,6 @@ public struct PredicateEvaluator<Resolver: PredicateObjectResolver> {
         return value
     }
 }
+
+/// An evaluator is as sendable as the resolver it reads through.
+extension PredicateEvaluator: Sendable where Resolver: Sendable {}

@@ -1,5 +1,5 @@
 /// Reads an atomic store's rows for the ``PredicateEvaluator``.
-struct AtomicRowResolver: PredicateObjectResolver {
+struct AtomicRowResolver: PredicateObjectResolver, Sendable {
     /// The store contents read.
     let contents: AtomicStoreContents
 

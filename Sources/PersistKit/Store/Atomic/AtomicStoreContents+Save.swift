@@ -70,15 +70,7 @@ extension AtomicStoreContents {
                                    objectID: id, path: path)
         }
         for (slot, value) in zip(slots, row.values) {
-            let fits: Bool
-            if let attribute = slot as? AttributeDescription {
-                fits = attribute.isTransient || attribute.attributeType.accepts(value)
-            } else if case .object(let destination) = value {
-                fits = (slot as? RelationshipDescription)?.destinationEntity.map { destination.entity.isKind(of: $0) } ?? true
-            } else {
-                fits = value.isNull
-            }
-            if !fits {
+            if !AtomicStoreContents.fits(value, in: slot) {
                 throw PersistenceError(.persistentStoreSave, "The value \(value) does not fit the property \(slot.name)",
                                        objectID: id, key: slot.name, path: path)
             }

@@ -47,4 +47,17 @@ struct AtomicStoreContents: Sendable, Equatable {
         let root = objectID.entity.rootEntity.name
         lastPrimaryKeys[root] = max(lastPrimaryKeys[root] ?? 0, objectID.primaryKey)
     }
+
+    /// Whether `value` may be stored in `slot`: an attribute's type accepts it (any value for a
+    /// transient attribute, which the store keeps as `nil`), or a to-one holds `nil` or an
+    /// object of its destination entity.
+    static func fits(_ value: StoreValue, in slot: PropertyDescription) -> Bool {
+        if let attribute = slot as? AttributeDescription {
+            return attribute.isTransient || attribute.attributeType.accepts(value)
+        }
+        if case .object(let destination) = value {
+            return (slot as? RelationshipDescription)?.destinationEntity.map { destination.entity.isKind(of: $0) } ?? true
+        }
+        return value.isNull
+    }
 }

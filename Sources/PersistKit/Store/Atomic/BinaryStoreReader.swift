@@ -62,15 +62,7 @@ struct BinaryStoreReader {
                 let valueStart = reader.offset
                 let value = try self.value(identifier: identifier, table: table)
                 let property = object.entity.slots[slot]
-                let fits: Bool
-                if let attribute = property as? AttributeDescription {
-                    fits = attribute.attributeType.accepts(value)
-                } else if case .object(let destination) = value, let relationship = property as? RelationshipDescription {
-                    fits = relationship.destinationEntity.map { destination.entity.isKind(of: $0) } ?? true
-                } else {
-                    fits = value.isNull
-                }
-                if !fits {
+                if !AtomicStoreContents.fits(value, in: property) {
                     throw format.openError(path, "the value at offset \(valueStart) has the wrong type for \(object.entity.name).\(property.name)")
                 }
                 values[slot] = value

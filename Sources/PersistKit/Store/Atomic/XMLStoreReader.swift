@@ -51,15 +51,7 @@ struct XMLStoreReader {
             }
             let value = try self.value(child, in: element)
             let property = entity.slots[slot]
-            let fits: Bool
-            if let attribute = property as? AttributeDescription {
-                fits = attribute.attributeType.accepts(value)
-            } else if case .object(let destination) = value, let relationship = property as? RelationshipDescription {
-                fits = relationship.destinationEntity.map { destination.entity.isKind(of: $0) } ?? true
-            } else {
-                fits = value.isNull
-            }
-            if !fits {
+            if !AtomicStoreContents.fits(value, in: property) {
                 throw format.openError(path, "\(describe(child)) in \(describe(element)) holds a value of the wrong type for \(entity.name).\(name)")
             }
             values[slot] = value
