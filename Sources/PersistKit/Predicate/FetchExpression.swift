@@ -22,4 +22,8 @@ public indirect enum FetchExpression: Sendable, Hashable {
     case subquery(collection: FetchExpression, variable: String, predicate: FetchPredicate)
     /// `TERNARY(predicate, a, b)`.
     case conditional(FetchPredicate, FetchExpression, FetchExpression)
+    /// A format argument (`%@`, `%K`, `%d`, …) the format string named but no value was given
+    /// for: the `position`-th argument (from 0), written as `specifier`. Such a predicate can
+    /// be printed and inspected, but not evaluated or compiled.
+    case unboundArgument(specifier: String, position: Int)
 }

@@ -98,6 +98,8 @@ public struct PredicateEvaluator<Resolver: PredicateObjectResolver> {
             return try evaluate(condition, self: object, variables: variables)
                 ? value(of: then, self: object, variables: variables)
                 : value(of: otherwise, self: object, variables: variables)
+        case .unboundArgument(let specifier, let position):
+            throw PersistenceError.predicate("format argument \(position + 1) (\(specifier)) has no value")
         }
     }
 

@@ -283,6 +283,8 @@ struct SQLitePredicateCompiler {
         case .function(let name, _): throw Self.unsupported("functions (\(name))")
         case .subquery: throw Self.unsupported("SUBQUERY")
         case .conditional: throw Self.unsupported("TERNARY")
+        case .unboundArgument(let specifier, let position):
+            throw PersistenceError(.persistentStoreOperation, "format argument \(position + 1) (\(specifier)) has no value")
         }
     }
 
