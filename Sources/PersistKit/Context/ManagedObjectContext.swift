@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// A scratch pad of managed objects: fetch them, change them, and save the changes to the
 /// parent context or to the stores.
@@ -21,7 +20,7 @@ import Synchronization
 public final class ManagedObjectContext: @unchecked Sendable {
     // @unchecked Sendable: the mutable state below (`registered`, the change sets, objects'
     // values) is touched only on `queue` — every entry point goes through `onQueue` — and the
-    // settings that other threads read are in the `settings` Mutex.
+    // settings that other threads read are in the `settings` lock.
 
     /// The queue a context runs on (`NSManagedObjectContextConcurrencyType`).
     public enum ConcurrencyType: Sendable, Hashable {
@@ -44,7 +43,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// How the context runs.
     public let concurrencyType: ConcurrencyType
     let queue: DispatchQueue
-    let settings = Mutex(Settings())
+    let settings = Locked(Settings())
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     // Confined to `queue`.
