@@ -57,6 +57,16 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         if let context { context.insert(self) }
     }
 
+    /// Creates an unregistered fault for a stored object, as a context does when it meets an
+    /// object ID in a fetch; programs call ``ManagedObjectContext/object(with:)`` instead. The
+    /// fault has no values until its context fills it in on first access.
+    public required init(fault objectID: ManagedObjectID) {
+        self.entity = objectID.entity
+        self.objectID = objectID
+        self.values = []
+        self._isFault = true
+    }
+
     /// Creates an object of the entity whose ``EntityDescription/managedObjectClass`` is this
     /// class, inserted into `context` (Core Data's `init(context:)`).
     public convenience init(context: ManagedObjectContext) {

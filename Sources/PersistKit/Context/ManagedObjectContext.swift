@@ -233,11 +233,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     func registerFault(_ objectID: ManagedObjectID, row: RowSnapshot?) -> ManagedObject {
-        let object = objectID.entity.managedObjectClass.init(entity: objectID.entity, insertInto: nil)
-        object.objectID = objectID
-        object.values = []
+        let object = objectID.entity.managedObjectClass.init(fault: objectID)
         object.pendingRow = row
-        object._isFault = true
         object.managedObjectContext = self
         registered[objectID] = object
         return object
