@@ -4,16 +4,18 @@ extension PersistentStore {
     /// Dictionary results computed in memory from ``fetch(_:)``'s rows: the default for stores
     /// that hold rows in memory, and the reference the SQL stores' results must equal.
     ///
-    /// Rows are fetched in the request's order; without grouping each row gives one
-    /// dictionary. With grouping (or an aggregate column) rows with equal grouped values form
-    /// one group (all rows one group when nothing is grouped, even none), aggregates skip
-    /// `nil` values as SQL does, `HAVING` filters groups, and groups come in the order of the
-    /// sort descriptors, else of their grouped values. `DISTINCT`, then offset and limit, apply last.
+    /// Without grouping each matching row gives one dictionary. With grouping (or an aggregate
+    /// column) rows with equal grouped values form one group (all rows one group when nothing
+    /// is grouped, even none), aggregates skip `nil` values as SQL does, and `HAVING` filters
+    /// groups. Results are ordered by the sort descriptors — a key naming a fetched column or
+    /// expression sorts by its value, another key path by its value on the first row — else
+    /// groups by their grouped values. `DISTINCT`, then offset and limit, apply last.
     public func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: StoreValue]] {
         try request.validate()
         var fetch = request.fetch
         fetch.fetchLimit = 0
         fetch.fetchOffset = 0
+        fetch.sortDescriptors = []
         let rows = try self.fetch(fetch)
         let evaluator = PredicateEvaluator(resolver: StoreRowResolver(store: self, rows: rows))
 
@@ -26,12 +28,13 @@ extension PersistentStore {
             }
         }
 
-        var results: [[String: StoreValue]] = []
+        // Each entry is a result dictionary (with nil values) and the rows it stands for.
+        var entries: [(dictionary: [String: StoreValue], members: [ManagedObjectID])] = []
         if !request.isGrouped {
             for row in rows {
                 var dictionary: [String: StoreValue] = [:]
                 for column in request.columns { dictionary[column.name] = try value(of: column, on: row.objectID) }
-                results.append(dictionary)
+                entries.append((dictionary, [row.objectID]))
             }
         } else {
             var order: [[StoreValue]] = []
@@ -45,7 +48,6 @@ extension PersistentStore {
                 order = [[]]
                 groups[[]] = []
             }
-            var grouped: [(dictionary: [String: StoreValue], members: [ManagedObjectID])] = []
             for key in order {
                 let members = groups[key] ?? []
                 var dictionary: [String: StoreValue] = [:]
@@ -59,39 +61,42 @@ extension PersistentStore {
                     let bound = having.replacingKeyPaths { name in dictionary[name].map(FetchExpression.constant) }
                     guard try evaluator.evaluate(bound, self: .null, variables: [:]) else { continue }
                 }
-                grouped.append((dictionary, members))
+                entries.append((dictionary, members))
             }
-            let descriptors = request.fetch.sortDescriptors
-            let keyed = try grouped.map { group in
-                try descriptors.map { descriptor -> StoreValue in
-                    if let value = group.dictionary[descriptor.key] { return value }
-                    guard let first = group.members.first else { return .null }
-                    return try evaluator.value(at: descriptor.key, from: .object(first))
-                }
-            }
-            let indices = grouped.indices.sorted { a, b in
-                if descriptors.isEmpty {
-                    for column in request.groupBy {
-                        let result = StoreValueComparison.compare(grouped[a].dictionary[column.name] ?? .null,
-                                                                  grouped[b].dictionary[column.name] ?? .null)
-                        if result != .orderedSame { return result == .orderedAscending }
-                    }
-                    return a < b
-                }
-                for (i, descriptor) in descriptors.enumerated() {
-                    let result = StoreValueComparison.compare(keyed[a][i], keyed[b][i], using: descriptor.comparison)
-                    if result != .orderedSame { return (result == .orderedAscending) == descriptor.ascending }
-                }
-                return a < b
-            }
-            results = indices.map { grouped[$0].dictionary }
         }
 
+        // Order: by the sort descriptors (a column's value, or the key path on the first row),
+        // else grouped values; ties keep the store's primary key order.
+        let descriptors = request.fetch.sortDescriptors
+        let names = Set(request.columns.map(\.name) + request.groupBy.map(\.name))
+        let keyed = try entries.map { entry in
+            try descriptors.map { descriptor -> StoreValue in
+                if names.contains(descriptor.key) { return entry.dictionary[descriptor.key] ?? .null }
+                guard let first = entry.members.first else { return .null }
+                return try evaluator.value(at: descriptor.key, from: .object(first))
+            }
+        }
+        let indices = entries.indices.sorted { a, b in
+            for (i, descriptor) in descriptors.enumerated() {
+                let result = StoreValueComparison.compare(keyed[a][i], keyed[b][i], using: descriptor.comparison)
+                if result != .orderedSame { return (result == .orderedAscending) == descriptor.ascending }
+            }
+            if descriptors.isEmpty {
+                for column in request.groupBy {
+                    let result = StoreValueComparison.compare(entries[a].dictionary[column.name] ?? .null,
+                                                              entries[b].dictionary[column.name] ?? .null)
+                    if result != .orderedSame { return result == .orderedAscending }
+                }
+            }
+            return a < b
+        }
+        var results = indices.map { entries[$0].dictionary }
+
         // Only the requested columns, without nil values (Core Data leaves nil keys out).
-        let names = request.columns.map(\.name)
+        let columnNames = request.columns.map(\.name)
         results = results.map { dictionary in
             var kept: [String: StoreValue] = [:]
-            for name in names { if let value = dictionary[name], !value.isNull { kept[name] = value } }
+            for name in columnNames { if let value = dictionary[name], !value.isNull { kept[name] = value } }
             return kept
         }
         if request.distinct {
