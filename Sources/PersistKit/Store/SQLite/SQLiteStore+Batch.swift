@@ -118,7 +118,8 @@ extension SQLiteStore {
             throw SQLiteExpressionSQL.unsupported("key paths through relationships in propertiesToUpdate")
         }
         sets.append("\"Z_OPT\" = \"Z_OPT\" + 1")
-        let update = "UPDATE \(SQLiteSchema.quote(table.name)) AS \"t0\" SET \(sets.joined(separator: ", ")) WHERE \"t0\".\"Z_PK\" IN (\(select))"
+        let keys = "SELECT \"t0\".\"Z_PK\" FROM \(fromClause(table, compiler))\(whereSQL)"
+        let update = "UPDATE \(SQLiteSchema.quote(table.name)) AS \"t0\" SET \(sets.joined(separator: ", ")) WHERE \"t0\".\"Z_PK\" IN (\(keys))"
         let setArguments = values.arguments
         return try withConnection(.sqlite, "batch updating \(fetch.entity.name) failed") { connection in
             try connection.inTransaction(.immediate) {
