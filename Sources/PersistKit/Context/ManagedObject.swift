@@ -34,6 +34,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// A row fetched with the object but not yet moved into `values` (the object is a fault
     /// whose data is at hand, as Core Data's row cache holds it).
     var pendingRow: RowSnapshot?
+    /// For a fault of a batched fetch beyond its first batch: the batch whose rows are loaded
+    /// together when this object is first touched.
+    var faultingBatch: FaultingBatch?
     /// Slots changed since the last save.
     var changedSlots: Set<Int> = []
     /// To-many relationship states, by relationship name, created on first use.

@@ -253,9 +253,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Loads a fault's values: from the row fetched with it, or from the parent or store.
     func fulfillFault(_ object: ManagedObject) {
         guard object._isFault else { return }
+        if object.pendingRow == nil, let batch = object.faultingBatch { loadFaultingBatch(batch) }
         var row = object.pendingRow
         if row == nil { row = try? loadRows(for: [object.objectID]).first }
         object.pendingRow = nil
+        object.faultingBatch = nil
         guard let row else {
             object.fillWithNulls()
             return
