@@ -13,7 +13,7 @@ struct PredicateLexer {
     /// The conversions accepted after `%` (with their length modifiers).
     static let conversions: Set<String> = [
         "@", "K", "d", "i", "u", "x", "X", "o", "c", "C", "s", "S", "f", "e", "E", "g", "G", "a", "A", "p",
-        "ld", "li", "lu", "lx", "lX", "lo", "lf", "le", "lg",
+        "ld", "li", "lu", "lx", "lX", "lo", "lf", "lF", "le", "lE", "lg", "lG", "la", "lA",
         "lld", "lli", "llu", "llx", "llX", "llo",
         "qd", "qi", "qu", "qx", "hd", "hi", "hu", "hhd", "hhu", "zd", "zu", "Lf", "jd", "td",
     ]

@@ -202,6 +202,11 @@ struct PredicateParser {
         let left = try parseExpression()
         let operatorToken = current
         guard let op = comparisonOperator() else {
+            // A bare expression (`%K`, `isHidden`, `TERNARY(…)`) is true when its value is true,
+            // as Foundation reads `NSPredicate(format: "%K", "hidden")`: `hidden == TRUE`.
+            if modifier == .direct, endsPredicate(operatorToken) {
+                return .comparison(ComparisonPredicate(left: left, operator: .equalTo, right: .constant(.bool(true))))
+            }
             if keyword() == "UTI" {
                 throw error(at: operatorToken, "UTI-CONFORMS-TO and UTI-EQUALS are not supported (they need uniform type identifiers, which Linux lacks)")
             }
@@ -234,6 +239,15 @@ struct PredicateParser {
         let comparison = FetchPredicate.comparison(ComparisonPredicate(left: left, operator: op, right: right,
                                                                        modifier: modifier, options: options))
         return negated ? .compound(CompoundPredicate(type: .not, subpredicates: [comparison])) : comparison
+    }
+
+    /// Whether `token` ends a predicate: the end, `)`, `,`, `AND`, `OR`, `&&`, `||`.
+    private func endsPredicate(_ token: PredicateToken) -> Bool {
+        switch token.kind {
+        case .end: return true
+        case .symbol(let s): return [")", ",", "&&", "||"].contains(s)
+        default: return keyword(token) == "AND" || keyword(token) == "OR"
+        }
     }
 
     private mutating func comparisonOperator() -> ComparisonPredicate.Operator? {
@@ -454,7 +468,9 @@ struct PredicateParser {
         case "FETCH":
             throw error(at: token, "FETCH(…) expressions are not supported (nested fetch requests in predicates)")
         case "FIRST", "LAST", "SIZE":
-            throw error(at: token, "\(upper) is only meaningful as an index, as in \"items[\(upper)]\" (write #\(word) for a key)")
+            // Symbols only inside `[ ]`; elsewhere keys, as in GNUstep (`size == 2`).
+            _ = advance()
+            return .keyPath(word)
         case "UTI":
             throw error(at: token, "UTI-CONFORMS-TO and UTI-EQUALS are not supported (they need uniform type identifiers, which Linux lacks)")
         default:
@@ -569,7 +585,7 @@ struct PredicateParser {
         case "s", "S", "c", "C":
             guard case .string = value else { throw mismatch("a string") }
             return .constant(value)
-        case "f", "lf", "Lf", "e", "E", "g", "G", "a", "A", "le", "lg":
+        case "f", "F", "lf", "lF", "Lf", "e", "E", "g", "G", "a", "A", "le", "lE", "lg", "lG", "la", "lA":
             switch value {
             case .double: return .constant(value)
             case .integer(let i): return .constant(.double(Double(i)))
