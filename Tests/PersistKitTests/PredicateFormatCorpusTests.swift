@@ -30,6 +30,7 @@ struct PredicateFormatCorpusTests {
         }
         var failures: [String: String] = [:]
         var lines = 0
+        var dump = ""
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
             try #require(fields.count == 3, "malformed corpus line \(line)")
@@ -43,6 +44,7 @@ struct PredicateFormatCorpusTests {
                 continue
             }
             let canonical = predicate.predicateFormat
+            dump += format + "\t" + canonical + "\n"
             let reparsed = try FetchPredicate(format: canonical)
             #expect(reparsed == predicate, "\(format) printed as \(canonical)")
             #expect(reparsed.predicateFormat == canonical)
@@ -54,6 +56,10 @@ struct PredicateFormatCorpusTests {
             }
         }
         #expect(lines == 1138)
+        // PREDICATE_CORPUS_DUMP=path writes each format with its canonical form, for review.
+        if let path = ProcessInfo.processInfo.environment["PREDICATE_CORPUS_DUMP"] {
+            try dump.write(toFile: path, atomically: true, encoding: .utf8)
+        }
         for (format, message) in failures.sorted(by: { $0.key < $1.key }) {
             let expected = Self.unsupported[format]
             #expect(expected.map { message.contains($0) } == true, "\(format): \(message)")
