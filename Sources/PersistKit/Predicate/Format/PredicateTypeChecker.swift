@@ -194,8 +194,8 @@ struct PredicateTypeChecker {
             guard case .object(let name) = baseKind.element, let start = entity.managedObjectModel?.entitiesByName[name] ?? variableEntity(base) else {
                 return .unknown
             }
-            let kind = try resolve(path, from: start, fullPath: Self.describe(expression))
-            return baseKind.isMany && !kind.isMany && !path.contains("@") ? .many(kind) : kind
+            let kind = try resolve(path, from: start, fullPath: Self.describe(expression), many: baseKind.isMany)
+            return kind
         case .variable(let name):
             if let entity = variables[name] { return .object(entity.name) }
             return .unknown
@@ -260,11 +260,11 @@ struct PredicateTypeChecker {
     }
 
     /// The kind of the key path `path` from `start`.
-    private func resolve(_ path: String, from start: EntityDescription, fullPath: String) throws(PredicateTypeError) -> Kind {
+    private func resolve(_ path: String, from start: EntityDescription, fullPath: String, many: Bool = false) throws(PredicateTypeError) -> Kind {
         let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var current: EntityDescription? = start
         var kind: Kind = .object(start.name)
-        var toMany = false
+        var toMany = many
         var index = 0
         while index < components.count {
             let component = components[index]
