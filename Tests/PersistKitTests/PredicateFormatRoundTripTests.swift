@@ -22,6 +22,7 @@ struct PredicateFormatRoundTripTests {
 
     static let keys = ["name", "abv", "brewery.name", "beers.@count", "tags.name", "cast", "size", "first", "employees.@avg.age", "g.@max.self"]
 
+    // The force-unwrapped literals below are valid UUID, URL and decimal strings.
     static func constant(_ g: inout Generator) -> StoreValue {
         switch g.int(0..<11) {
         case 0: return .null

@@ -216,7 +216,7 @@ struct PredicateParser {
         }
         var options: ComparisonPredicate.Options = []
         if isSymbol("[") {
-            let open = advance()
+            _ = advance()
             guard case .identifier(let letters) = current.kind else {
                 throw error(at: current, "expected comparison options such as c, d, cd or n inside \"[ ]\", found \(current.quoted)",
                             expected: "comparison options")
@@ -232,7 +232,6 @@ struct PredicateParser {
                     throw error(at: lettersToken, "unknown comparison option \"\(letter)\" (known: c, d, n, l)", expected: "c, d, n or l")
                 }
             }
-            _ = open
             try expect("]", "to close the comparison options")
         }
         let right = try parseExpression()
@@ -302,7 +301,7 @@ struct PredicateParser {
 
     private mutating func parseUnary() throws(PredicateSyntaxError) -> FetchExpression {
         guard isSymbol("-") else { return try parsePower() }
-        let minus = advance()
+        _ = advance()
         // A negative literal is a constant (so -9223372036854775808 fits), unless `**` follows.
         if !isSymbol("**", peek(1)) {
             switch current.kind {
@@ -320,7 +319,6 @@ struct PredicateParser {
                 break
             }
         }
-        _ = minus
         let operand = try parseUnary()
         return .function("from:subtract:", [.constant(.integer(0)), operand])
     }
@@ -505,7 +503,7 @@ struct PredicateParser {
     }
 
     private mutating func parseSubquery() throws(PredicateSyntaxError) -> FetchExpression {
-        let nameToken = advance()
+        _ = advance()
         try expect("(", "after SUBQUERY")
         let collection = try parseExpression()
         try expect(",", "after the collection of SUBQUERY")
@@ -517,7 +515,6 @@ struct PredicateParser {
         try expect(",", "after the variable of SUBQUERY")
         let predicate = try parseOr()
         try expect(")", "to close SUBQUERY")
-        _ = nameToken
         return .subquery(collection: collection, variable: variable, predicate: predicate)
     }
 
