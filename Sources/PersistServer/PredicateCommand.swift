@@ -41,6 +41,9 @@ public enum PredicateCommand {
 
     /// Runs the command with the arguments after `predicate`.
     public static func run(_ arguments: [String]) -> CommandOutput {
+        if arguments.contains("--help") || arguments.contains("-h") {
+            return CommandOutput(exitCode: 0, standardOutput: usage)
+        }
         let options: Options
         do {
             options = try parse(arguments)
@@ -106,7 +109,6 @@ public enum PredicateCommand {
             case "--arg": options.arguments.append(parseValue(try value(after: argument)))
             case "--model": options.modelPath = try value(after: argument)
             case "--entity": options.entityName = try value(after: argument)
-            case "--help", "-h": throw UsageError(message: "help")
             default:
                 if argument.hasPrefix("--") { throw UsageError(message: "unknown option \(argument)") }
                 guard format == nil else { throw UsageError(message: "only one format string is taken; quote it") }

@@ -151,3 +151,18 @@ struct PredicateFormatGrammarTests {
         #expect(syntaxError("SUBQUERY(beers, b, b.abv > 1).@count > 0")?.expected == "a variable")
     }
 }
+
+@Suite("PredicateFormatLimits")
+struct PredicateFormatLimitsTests {
+    @Test func deepNestingIsAnErrorNotACrash() throws {
+        let shallow = String(repeating: "(", count: 40) + "a == 1" + String(repeating: ")", count: 40)
+        #expect(try FetchPredicate(format: shallow) == .equal("a", .integer(1)))
+        for format in [String(repeating: "(", count: 10_000) + "a == 1", String(repeating: "NOT ", count: 10_000) + "a == 1",
+                       "a == " + String(repeating: "-", count: 10_000) + "b", "a == " + String(repeating: "{", count: 10_000)] {
+            #expect(throws: PredicateSyntaxError.self) { try FetchPredicate(format: format) }
+            do { _ = try FetchPredicate(format: format) } catch let error as PredicateSyntaxError {
+                #expect(error.message == "the format is nested more than 128 levels deep")
+            }
+        }
+    }
+}

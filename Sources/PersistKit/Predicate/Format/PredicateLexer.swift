@@ -18,6 +18,13 @@ struct PredicateLexer {
         "qd", "qi", "qu", "qx", "hd", "hi", "hu", "hhd", "hhu", "zd", "zu", "Lf", "jd", "td",
     ]
 
+    /// Two-character operators by their first character.
+    static let twoCharacterSymbols: [Character: [String]] = [
+        "*": ["**"], "=": ["==", "=>", "=<"], "<": ["<=", "<>"], ">": [">="], "!": ["!="], "&": ["&&"], "|": ["||"], ":": [":="],
+    ]
+    /// One-character operators and punctuation.
+    static let oneCharacterSymbols: Set<Character> = ["(", ")", "{", "}", "[", "]", ",", ".", "+", "-", "*", "/", "=", "<", ">", "!", "&", "|", "^"]
+
     init(_ format: String) {
         self.format = format
         self.characters = Array(format)
@@ -81,14 +88,13 @@ struct PredicateLexer {
         if c.isASCII, c.isNumber || (c == "." && peek(1).map { $0.isASCII && $0.isNumber } == true) {
             return try number()
         }
-        let symbols = ["**", "==", "=>", "=<", "<=", "<>", ">=", "!=", "&&", "||", ":=",
-                       "(", ")", "{", "}", "[", "]", ",", ".", "+", "-", "*", "/", "=", "<", ">", "!", "&", "|", "^"]
-        for symbol in symbols {
-            let count = symbol.count
-            if index + count <= characters.count, String(characters[index..<(index + count)]) == symbol {
-                index += count
-                return PredicateToken(kind: .symbol(symbol), offset: start, text: symbol)
-            }
+        if let d = peek(1), let symbol = Self.twoCharacterSymbols[c]?.first(where: { $0.last == d }) {
+            index += 2
+            return PredicateToken(kind: .symbol(symbol), offset: start, text: symbol)
+        }
+        if Self.oneCharacterSymbols.contains(c) {
+            index += 1
+            return PredicateToken(kind: .symbol(String(c)), offset: start, text: String(c))
         }
         if c == "?" {
             throw error(start, "\"?\" is not a valid token (Foundation's parser rejects it too; use a %@ argument or $VARIABLE)")

@@ -37,6 +37,12 @@ struct PredicateParser {
     private var sequentialIndex = 0
     /// How many arguments the format uses (one past the highest index used).
     private var argumentsUsed = 0
+    /// Current nesting of predicates and expressions, bounded by ``maximumDepth``.
+    private var depth = 0
+
+    /// The deepest nesting accepted: format strings may come from clients of the daemon, and
+    /// each level costs stack in the parser, the printer and the evaluator.
+    static let maximumDepth = 128
 
     init(format: String, arguments: [StoreValue]) throws(PredicateSyntaxError) {
         self.format = format
@@ -130,7 +136,19 @@ struct PredicateParser {
 
     // MARK: - Predicates
 
+    /// Enters one level of nesting; call ``leave()`` when done.
+    private mutating func enter() throws(PredicateSyntaxError) {
+        depth += 1
+        if depth > Self.maximumDepth {
+            throw error(at: current, "the format is nested more than \(Self.maximumDepth) levels deep")
+        }
+    }
+
+    private mutating func leave() { depth -= 1 }
+
     private mutating func parseOr() throws(PredicateSyntaxError) -> FetchPredicate {
+        try enter()
+        defer { leave() }
         var left = try parseAnd()
         while matchKeyword("OR") || match("||") {
             left = .compound(CompoundPredicate(type: .or, subpredicates: [left, try parseAnd()]))
@@ -148,6 +166,8 @@ struct PredicateParser {
 
     private mutating func parseNot() throws(PredicateSyntaxError) -> FetchPredicate {
         if matchKeyword("NOT") || match("!") {
+            try enter()
+            defer { leave() }
             return .compound(CompoundPredicate(type: .not, subpredicates: [try parseNot()]))
         }
         return try parsePrimaryPredicate()
@@ -283,7 +303,9 @@ struct PredicateParser {
     // MARK: - Expressions
 
     private mutating func parseExpression() throws(PredicateSyntaxError) -> FetchExpression {
-        try parseBinary(level: 0)
+        try enter()
+        defer { leave() }
+        return try parseBinary(level: 0)
     }
 
     /// Binary operator levels, loosest first; all associate to the left.
@@ -319,6 +341,8 @@ struct PredicateParser {
                 break
             }
         }
+        try enter()
+        defer { leave() }
         let operand = try parseUnary()
         return .function("from:subtract:", [.constant(.integer(0)), operand])
     }

@@ -1,8 +1,8 @@
 /// A format string that is not a valid predicate or expression, with where and why.
 ///
 /// ```swift
-/// do { _ = try FetchPredicate(format: "name + 1") } catch let error as PredicateSyntaxError {
-///     print(error)   // predicate syntax error at offset 9: expected a comparison operator after "name + 1", found the end of the format
+/// do { _ = try FetchPredicate(format: "name ! 'x'") } catch let error as PredicateSyntaxError {
+///     print(error)   // predicate syntax error at offset 5: expected a comparison operator after "name", found "!"
 /// }
 /// ```
 ///
