@@ -85,6 +85,9 @@ struct PredicateFormatRoundTripTests {
             let parsed = try FetchPredicate(format: format)
             #expect(parsed == p, "\(format)")
             #expect(parsed.predicateFormat == format)
+            // The tree JSON is valid JSON.
+            let json = PredicateTreeJSON.json(p)
+            #expect((try? JSONSerialization.jsonObject(with: Data(json.utf8))) != nil, "\(json)")
         }
     }
 
