@@ -107,10 +107,22 @@ public struct PredicateEvaluator<Resolver: PredicateObjectResolver> {
     /// over the elements (flattening nested collections); through `nil` it yields `nil`.
     public func value(at path: String, from base: StoreValue) throws -> StoreValue {
         var current = base
-        for component in path.split(separator: ".", omittingEmptySubsequences: false) {
+        let components = path.split(separator: ".", omittingEmptySubsequences: false)
+        for (position, component) in components.enumerated() {
             let key = String(component)
             if key.isEmpty { throw PersistenceError.predicate("the key path \(path) has an empty component", key: path) }
             if key.hasPrefix("@") {
+                // Key-value coding's form: `beers.@avg.abv` applies `@avg` to the `abv` of each
+                // element; `beers.abv.@avg` (the operator last) is accepted too.
+                if position + 1 < components.count {
+                    let rest = components[(position + 1)...].joined(separator: ".")
+                    var values: [StoreValue] = []
+                    for element in PredicateFunctions.elements(of: current) {
+                        let value = try value(at: rest, from: element)
+                        if case .array(let nested) = value { values.append(contentsOf: nested) } else { values.append(value) }
+                    }
+                    return try PredicateFunctions.collectionOperator(key, on: current.isNull ? .null : .array(values))
+                }
                 current = try PredicateFunctions.collectionOperator(key, on: current)
             } else if key == "SELF" || key == "self" {
                 continue
