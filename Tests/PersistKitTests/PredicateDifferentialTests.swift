@@ -138,7 +138,7 @@ struct PredicateDifferentialTests {
         "Person": Paths(strings: ["name", "nick", "team.name"], numbers: ["age", "score", "team.rank"], dates: ["born"], bools: ["active"],
                         toOne: [("team", "Team")], toMany: [("tags", "Tag"), ("team.members", "Person"), ("tags.people", "Person")]),
         "Team": Paths(strings: ["name"], numbers: ["rank"], toMany: [("members", "Person"), ("members.tags", "Tag")]),
-        "Tag": Paths(strings: ["name"], numbers: [], toMany: [("people", "Person"), ("people.tags", "Tag")]),
+        "Tag": Paths(strings: ["name"], numbers: [], toMany: [("people", "Person"), ("people.tags", "Tag"), ("people.team.members", "Person")]),
     ]
 
     struct Generator {
@@ -222,7 +222,34 @@ struct PredicateDifferentialTests {
             let (path, element) = random.pick(p.toMany)
             let e = PredicateDifferentialTests.paths[element]!
             let ops: [ComparisonPredicate.Operator] = [.equalTo, .notEqualTo, .lessThan, .greaterThan, .greaterThanOrEqualTo]
-            switch random.int(0...8) {
+            switch random.int(0...13) {
+            case 9:
+                // An element attribute against a key path of the evaluated object.
+                let attribute = random.pick(e.strings.filter { !$0.contains(".") })
+                return .comparison(.keyPath(path + "." + attribute), random.pick([.equalTo, .notEqualTo, .beginsWith, .lessThan]),
+                                   .keyPath(random.pick(p.strings)), modifier: random.pick([.any, .all]), options: options())
+            case 10:
+                // A subquery whose predicate reads the evaluated object, or nests another subquery.
+                let (inner, innerElement) = random.pick(e.toMany)
+                let attribute = random.pick(PredicateDifferentialTests.paths[innerElement]!.strings.filter { !$0.contains(".") })
+                let nested = FetchExpression.subquery(collection: .keyPath("$v." + inner), variable: "w",
+                                                      predicate: stringComparison(.keyPath("$w." + attribute), other: [.keyPath(random.pick(p.strings))]))
+                let test: FetchPredicate = random.chance(0.5)
+                    ? .comparison(.member(nested, "@count"), .greaterThan, .constant(.integer(Int64(random.int(0...1)))))
+                    : .comparison(.keyPath("$v." + random.pick(e.strings.filter { !$0.contains(".") })), .equalTo, .keyPath(random.pick(p.strings)), options: options())
+                let subquery = FetchExpression.subquery(collection: .keyPath(path), variable: "v", predicate: test)
+                return .comparison(.function("count:", [subquery]), random.pick(ops), .constant(.integer(Int64(random.int(0...2)))))
+            case 11:
+                // ANY / ALL of a single value, or of a constant collection.
+                let key = random.pick(p.strings + p.numbers)
+                let left: FetchExpression = random.chance(0.5) ? .keyPath(key)
+                    : .constant(.array((0..<random.int(0...3)).map { _ in p.strings.contains(key) ? string() : number() }))
+                let right: FetchExpression = random.chance(0.5) ? .keyPath(key) : .constant(p.strings.contains(key) ? string() : number())
+                return .comparison(left, random.pick(ops), right, modifier: random.pick([.any, .all]), options: options())
+            case 12 where !e.numbers.filter({ !$0.contains(".") }).isEmpty:
+                let attribute = random.pick(e.numbers.filter { !$0.contains(".") })
+                let divisor = StoreValue.integer(Int64(random.pick([-2, 1, 3])))
+                return .comparison(.function("divide:by:", [.keyPath("\(path).@sum.\(attribute)"), .constant(divisor)]), random.pick(ops), .constant(number()))
             case 0, 1:
                 // ANY / ALL / NONE on an attribute of the elements.
                 var inner = elementPredicate(element, functions: false) { .keyPath(path + "." + $0) }
