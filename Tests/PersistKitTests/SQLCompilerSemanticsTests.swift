@@ -225,3 +225,57 @@ struct SQLCompilerSemanticsTests {
         #expect(sorted == #"FROM "ZPERSON" AS "t0" ORDER BY "t0"."ZNAME" COLLATE persist_localized_standard, "t0"."Z_PK""#)
     }
 }
+
+/// The same agreement over a model with inheritance, ordered relationships and a to-one to a
+/// sub-entity (`SQLiteTestSupport.makeModel()`): sub-selects over a table shared by sub-entities.
+@Suite("SQLCompilerInheritance")
+struct SQLCompilerInheritanceTests {
+    @Test func toManyKeyPathsOverSubentityTablesAgree() throws {
+        let model = try SQLiteTestSupport.makeModel()
+        let sqlite = try SQLiteStore(model: model, configurationName: nil,
+                                     url: try SQLiteTestSupport.temporaryDirectory().appendingPathComponent("i.sqlite"), options: StoreOptions())
+        let memory = try InMemoryStore(model: model, configurationName: nil, url: nil, options: StoreOptions())
+        defer { try? sqlite.close(); try? memory.close() }
+        func e(_ name: String) -> EntityDescription { model.entitiesByName[name]! }
+        for store in [sqlite as any PersistentStore, memory] {
+            func id(_ entity: String, _ key: Int64) -> ManagedObjectID { ManagedObjectID(entity: e(entity), storeIdentifier: store.identifier, primaryKey: key) }
+            func row(_ entity: String, _ key: Int64, _ values: [String: StoreValue]) -> RowSnapshot {
+                var slots = [StoreValue](repeating: .null, count: e(entity).slots.count)
+                for (name, value) in values { slots[e(entity).slotIndex(of: name)!] = value }
+                return RowSnapshot(objectID: id(entity, key), version: 1, values: slots)
+            }
+            var request = StoreSaveRequest()
+            request.inserted = [
+                row("Shelf", 1, ["name": .string("Top")]), row("Shelf", 2, ["name": .string("Empty")]),
+                row("Book", 1, ["title": .string("Dune"), "pages": .integer(600), "rating": .integer(5), "shelf": .object(id("Shelf", 1))]),
+                row("Film", 2, ["title": .string("Alien"), "minutes": .integer(117), "rating": .integer(4), "shelf": .object(id("Shelf", 1))]),
+                row("Book", 3, ["title": .string("Emma"), "pages": .integer(400), "rating": .null]),
+                row("Review", 1, ["text": .string("great"), "book": .object(id("Book", 1)), "item": .object(id("Film", 2))]),
+                row("Review", 2, ["text": .string("dull"), "book": .object(id("Book", 1)), "item": .object(id("Book", 3))]),
+            ]
+            request.toManyChanges = [
+                .init(relationship: e("Shelf").relationshipsByName["items"]!, source: id("Shelf", 1), added: [id("Book", 1), id("Film", 2)], removed: []),
+                .init(relationship: e("Book").relationshipsByName["reviews"]!, source: id("Book", 1), added: [id("Review", 1), id("Review", 2)], removed: []),
+            ]
+            try store.save(request)
+        }
+        let cases: [(String, FetchPredicate, [Int64])] = [
+            ("Shelf", .comparison(.keyPath("items.title"), .beginsWith, .constant(.string("a")), modifier: .any, options: .caseInsensitive), [1]),
+            ("Shelf", .comparison(.keyPath("items.@count"), .equalTo, .constant(.integer(0))), [2]),
+            ("Shelf", .comparison(.keyPath("items.rating"), .greaterThan, .constant(.integer(4)), modifier: .all), [2]),
+            ("Shelf", .comparison(.keyPath("items.@max.rating"), .equalTo, .constant(.integer(5))), [1]),
+            ("Book", .comparison(.keyPath("reviews.text"), .equalTo, .constant(.string("dull")), modifier: .any), [1]),
+            ("Book", .comparison(.keyPath("reviews.@count"), .equalTo, .constant(.integer(0))), [3]),
+            ("Item", .comparison(.keyPath("shelf.name"), .equalTo, .constant(.string("Top"))), [1, 2]),
+            ("Item", !.comparison(.keyPath("rating"), .greaterThanOrEqualTo, .constant(.integer(5))), [2, 3]),
+            ("Review", .comparison(.keyPath("item.title"), .equalTo, .constant(.string("Emma"))), [2]),
+            ("Review", .comparison(.keyPath("book.shelf.items.title"), .equalTo, .constant(.string("Alien")), modifier: .any), [1, 2]),
+        ]
+        for (entity, predicate, expected) in cases {
+            let a = try sqlite.fetch(StoreFetchRequest(entity: e(entity), predicate: predicate)).map(\.objectID.primaryKey).sorted()
+            let b = try memory.fetch(StoreFetchRequest(entity: e(entity), predicate: predicate)).map(\.objectID.primaryKey).sorted()
+            #expect(a == expected, "\(entity) \(PredicateDifferentialTests.describe(predicate))")
+            #expect(b == expected, "\(entity) \(PredicateDifferentialTests.describe(predicate))")
+        }
+    }
+}

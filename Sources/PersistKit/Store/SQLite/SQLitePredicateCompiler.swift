@@ -468,7 +468,7 @@ struct SQLitePredicateCompiler {
     /// (`inCollection`), joins into it (flattening, as key-value coding does).
     private mutating func property(_ key: String, of row: Row, inCollection: Int?, path: String) throws -> Value {
         guard let property = row.entity.propertiesByName[key] else {
-            throw PersistenceError(.persistentStoreOperation, "key path \(path): entity \(row.entity.name) has no property \(key)")
+            return try subentityAttribute(key, of: row, path: path)
         }
         if property.isTransient {
             throw PersistenceError(.persistentStoreOperation, "key path \(path): \(key) is transient and not in the store")
@@ -524,6 +524,33 @@ struct SQLitePredicateCompiler {
         // Force cast: the property is a relationship, since it is not an attribute.
         let relationship = property as! RelationshipDescription
         return .scalar(Scalar(sql: sql, kind: .object(relationship.destinationEntity), foreignKey: (row, relationship)))
+    }
+
+    /// An attribute that sub-entities of the row's entity declare (`items.rating` where `Book`
+    /// and `Film` each have a `rating`): the evaluator reads it from each object's own entity,
+    /// so SQL picks each sub-entity's column by `Z_ENT`. Rows of other entities give `NULL`.
+    private func subentityAttribute(_ key: String, of row: Row, path: String) throws -> Value {
+        var columns: [(number: Int, column: String)] = []
+        var type: AttributeType?
+        for entity in row.entity.selfAndDescendants {
+            guard let attribute = entity.propertiesByName[key] as? AttributeDescription, !attribute.isTransient,
+                  let (_, column) = schema.column(named: key, of: entity), let number = schema.layout(of: entity)?.number else { continue }
+            if let type, Kind(type) != Kind(attribute.attributeType) {
+                throw Self.unsupported("key path \(path): sub-entities of \(row.entity.name) declare \(key) with different types")
+            }
+            type = attribute.attributeType
+            columns.append((number, column.name))
+        }
+        guard let type, !columns.isEmpty else {
+            throw PersistenceError(.persistentStoreOperation, "key path \(path): entity \(row.entity.name) has no property \(key)")
+        }
+        let alias = SQLiteSchema.quote(row.alias)
+        if Set(columns.map(\.column)).count == 1 {
+            return .scalar(Scalar(sql: SQLFragment(sql: "\(alias).\(SQLiteSchema.quote(columns[0].column))"), kind: Kind(type), attributeType: type))
+        }
+        // Entity numbers come from the schema, not from the request, so they are written inline.
+        let cases = columns.map { "WHEN \($0.number) THEN \(alias).\(SQLiteSchema.quote($0.column))" }.joined(separator: " ")
+        return .scalar(Scalar(sql: SQLFragment(sql: "(CASE \(alias).\"Z_ENT\" \(cases) END)"), kind: Kind(type), attributeType: type))
     }
 
     /// The row of an object value: its own alias, or a `LEFT JOIN` of a to-one's destination in
