@@ -40,6 +40,8 @@ struct PredicateDifferentialTests {
             S.attribute("score", .double), S.attribute("born", .date), S.attribute("active", .boolean),
             RelationshipDescription(name: "team", destination: "Team", inverse: "members"),
             RelationshipDescription(name: "tags", destination: "Tag", toMany: true, inverse: "people"),
+            RelationshipDescription(name: "friends", destination: "Person", toMany: true, inverse: "friendOf"),
+            RelationshipDescription(name: "friendOf", destination: "Person", toMany: true, inverse: "friends"),
         ])
         let team = EntityDescription(name: "Team", properties: [
             S.attribute("name", .string), S.attribute("rank", .integer32),
@@ -71,6 +73,7 @@ struct PredicateDifferentialTests {
             var values: [String: [Int64: [String: StoreValue]]] = [:]
             var teamOf: [Int64: Int64] = [:]
             var tagsOf: [Int64: [Int64]] = [:]
+            var friendsOf: [Int64: [Int64]] = [:]
             func maybe(_ value: StoreValue) -> StoreValue { random.chance(0.15) ? .null : value }
             for key in 1...Int64(counts["Team"]!) {
                 values["Team", default: [:]][key] = ["name": maybe(.string(random.pick(PredicateDifferentialTests.strings))), "rank": maybe(.integer(Int64(random.int(0...4))))]
@@ -86,6 +89,7 @@ struct PredicateDifferentialTests {
                 ]
                 if random.chance(0.75) { teamOf[key] = Int64(random.int(1...counts["Team"]! - 1)) } // the last team stays empty
                 tagsOf[key] = (0..<random.int(0...3)).map { _ in Int64(random.int(1...counts["Tag"]! - 1)) } // so does the last tag
+                friendsOf[key] = (0..<random.int(0...2)).map { _ in Int64(random.int(1...counts["Person"]!)) }
             }
             for store in [sqlite as any PersistentStore, memory] {
                 let id = { (entity: String, key: Int64) in ManagedObjectID(entity: self.model.entitiesByName[entity]!, storeIdentifier: store.identifier, primaryKey: key) }
@@ -110,6 +114,18 @@ struct PredicateDifferentialTests {
                     var unique: [Int64] = []
                     for tag in tags where !unique.contains(tag) { unique.append(tag) }
                     request.toManyChanges.append(.init(relationship: person.relationshipsByName["tags"]!, source: id("Person", key), added: unique.map { id("Tag", $0) }, removed: []))
+                }
+                // Both sides, as a context sends them: the SQLite store writes a many-to-many
+                // from its canonical side only (here `friendOf`), the in-memory store from either.
+                var friendOf: [Int64: [Int64]] = [:]
+                for (key, friends) in friendsOf.sorted(by: { $0.key < $1.key }) where !friends.isEmpty {
+                    var unique: [Int64] = []
+                    for friend in friends where !unique.contains(friend) { unique.append(friend) }
+                    for friend in unique { friendOf[friend, default: []].append(key) }
+                    request.toManyChanges.append(.init(relationship: person.relationshipsByName["friends"]!, source: id("Person", key), added: unique.map { id("Person", $0) }, removed: []))
+                }
+                for (key, sources) in friendOf.sorted(by: { $0.key < $1.key }) {
+                    request.toManyChanges.append(.init(relationship: person.relationshipsByName["friendOf"]!, source: id("Person", key), added: sources.map { id("Person", $0) }, removed: []))
                 }
                 try store.save(request)
             }
@@ -136,7 +152,8 @@ struct PredicateDifferentialTests {
 
     static let paths: [String: Paths] = [
         "Person": Paths(strings: ["name", "nick", "team.name"], numbers: ["age", "score", "team.rank"], dates: ["born"], bools: ["active"],
-                        toOne: [("team", "Team")], toMany: [("tags", "Tag"), ("team.members", "Person"), ("tags.people", "Person")]),
+                        toOne: [("team", "Team")], toMany: [("tags", "Tag"), ("team.members", "Person"), ("tags.people", "Person"),
+                                                          ("friends", "Person"), ("friendOf", "Person"), ("friends.friends", "Person"), ("friends.tags", "Tag")]),
         "Team": Paths(strings: ["name"], numbers: ["rank"], toMany: [("members", "Person"), ("members.tags", "Tag")]),
         "Tag": Paths(strings: ["name"], numbers: [], toMany: [("people", "Person"), ("people.tags", "Tag"), ("people.team.members", "Person")]),
     ]
