@@ -52,13 +52,15 @@ struct SQLitePredicateCompiler {
     /// The arguments bound by the compiled SQL, in order of their `?`.
     private(set) var arguments: [StoreValue] = []
 
+    // The compiler's state, shared by its extensions (`+KeyPaths`); not for other callers.
     /// The main query (index 0) and each sub-select opened for a to-many key path.
-    private var scopes: [Scope]
+    var scopes: [Scope]
     /// Aliases of to-one joins, by `"<base alias>.<relationship>"`.
-    private var joinAliases: [String: String] = [:]
-    private var nextAlias = 1
+    var joinAliases: [String: String] = [:]
+    /// The number of the next table alias (`t<n>`).
+    var nextAlias = 1
     /// `SUBQUERY` variables in scope.
-    private var variables: [String: Value] = [:]
+    var variables: [String: Value] = [:]
 
     init(schema: SQLiteSchema, entity: EntityDescription) {
         self.schema = schema
@@ -82,7 +84,7 @@ struct SQLitePredicateCompiler {
 
     /// The condition for `predicate`, inside `negated` `NOT`s (an odd number), where `NULL`
     /// would not act as false and comparisons must be two-valued.
-    private mutating func condition(_ predicate: FetchPredicate, negated: Bool) throws -> SQLFragment {
+    mutating func condition(_ predicate: FetchPredicate, negated: Bool) throws -> SQLFragment {
         switch predicate {
         case .alwaysTrue: return "1"
         case .alwaysFalse: return "0"
@@ -102,7 +104,7 @@ struct SQLitePredicateCompiler {
         }
     }
 
-    private mutating func compile(_ comparison: ComparisonPredicate, negated: Bool) throws -> SQLFragment {
+    mutating func compile(_ comparison: ComparisonPredicate, negated: Bool) throws -> SQLFragment {
         let left = try value(of: comparison.left)
         let right = try value(of: comparison.right)
         let options = comparison.options
@@ -115,7 +117,7 @@ struct SQLitePredicateCompiler {
     }
 
     /// `ANY left op right` / `ALL left op right`.
-    private mutating func quantified(any: Bool, _ left: Value, _ op: ComparisonPredicate.Operator, _ right: Value,
+    mutating func quantified(any: Bool, _ left: Value, _ op: ComparisonPredicate.Operator, _ right: Value,
                                      _ options: ComparisonPredicate.Options, negated: Bool) throws -> SQLFragment {
         switch left {
         case .collection(let collection):
@@ -135,13 +137,13 @@ struct SQLitePredicateCompiler {
         }
     }
 
-    private func combine(any: Bool, _ parts: [SQLFragment]) -> SQLFragment {
+    func combine(any: Bool, _ parts: [SQLFragment]) -> SQLFragment {
         if parts.isEmpty { return any ? "0" : "1" }
         return parts.count == 1 ? parts[0] : "(" + SQLFragment.join(parts, any ? " OR " : " AND ") + ")"
     }
 
     /// `left op right` without a modifier.
-    private mutating func compare(_ left: Value, _ op: ComparisonPredicate.Operator, _ right: Value,
+    mutating func compare(_ left: Value, _ op: ComparisonPredicate.Operator, _ right: Value,
                                   _ options: ComparisonPredicate.Options, negated: Bool) throws -> SQLFragment {
         if case .constant(let a) = left, case .constant(let b) = right {
             return try PredicateComparison.compare(a, op, b, options: options) ? "1" : "0"
@@ -190,7 +192,7 @@ struct SQLitePredicateCompiler {
     }
 
     /// `left == right`, two-valued when `negated`; `nil == nil` holds.
-    private mutating func equality(_ left: Value, _ right: Value, _ options: ComparisonPredicate.Options,
+    mutating func equality(_ left: Value, _ right: Value, _ options: ComparisonPredicate.Options,
                                    negated: Bool) throws -> SQLFragment {
         if right.isNullConstant { return "\(try operand(left)) IS NULL" }
         if left.isNullConstant { return "\(try operand(right)) IS NULL" }
@@ -208,7 +210,7 @@ struct SQLitePredicateCompiler {
     /// A direct comparison with a to-many collection: `NSPredicate` compares the collection
     /// itself, which equals no single value and has no order. Through a `nil` to-one the
     /// collection is `nil` itself (`brewery.beers == nil`).
-    private mutating func compareCollection(_ collection: Collection, _ op: ComparisonPredicate.Operator,
+    mutating func compareCollection(_ collection: Collection, _ op: ComparisonPredicate.Operator,
                                             _ other: Value) throws -> SQLFragment {
         switch (op, other) {
         case (_, .collection), (_, .constant(.array)), (_, .list):
@@ -226,7 +228,7 @@ struct SQLitePredicateCompiler {
 
     /// Whether `collection` contains `element` (`CONTAINS`, and `IN` with the sides swapped):
     /// membership in a collection, or a substring of a string.
-    private mutating func contains(_ collection: Value, _ element: Value, _ options: ComparisonPredicate.Options,
+    mutating func contains(_ collection: Value, _ element: Value, _ options: ComparisonPredicate.Options,
                                    negated: Bool) throws -> SQLFragment {
         switch collection {
         case .collection(let c):
@@ -253,7 +255,7 @@ struct SQLitePredicateCompiler {
     }
 
     /// `element IN (values…)`, values of other kinds left out (they never equal it).
-    private mutating func inList(_ element: Value, _ values: [StoreValue], _ options: ComparisonPredicate.Options,
+    mutating func inList(_ element: Value, _ values: [StoreValue], _ options: ComparisonPredicate.Options,
                                  negated: Bool) throws -> SQLFragment {
         if case .collection = element { return "0" }
         if case .list = element { throw Self.unsupported("a collection literal with key paths on the left of IN") }
@@ -271,7 +273,7 @@ struct SQLitePredicateCompiler {
 
     /// `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES` through the functions of
     /// ``SQLiteFunctions`` (0 or 1, never `NULL`).
-    private mutating func stringOperator(_ left: Value, _ op: ComparisonPredicate.Operator, _ right: Value,
+    mutating func stringOperator(_ left: Value, _ op: ComparisonPredicate.Operator, _ right: Value,
                                          _ options: ComparisonPredicate.Options) throws -> SQLFragment {
         guard left.kind.isCompatible(with: .string), right.kind.isCompatible(with: .string),
               !left.isNullConstant, !right.isNullConstant else { return "0" }
@@ -287,7 +289,7 @@ struct SQLitePredicateCompiler {
     // MARK: - Operands
 
     /// The SQL of a scalar or constant value (a constant is bound; an object binds its key).
-    private func operand(_ value: Value) throws -> SQLFragment {
+    func operand(_ value: Value) throws -> SQLFragment {
         switch value {
         case .scalar(let s): return s.sql
         case .constant(let v):
@@ -302,7 +304,7 @@ struct SQLitePredicateCompiler {
     }
 
     /// The operand folded for `[c]`/`[d]` when it may be a string: constants in Swift, SQL with `persist_fold`.
-    private func folded(_ value: Value, _ options: ComparisonPredicate.Options) throws -> SQLFragment {
+    func folded(_ value: Value, _ options: ComparisonPredicate.Options) throws -> SQLFragment {
         let flags = options.intersection([.caseInsensitive, .diacriticInsensitive])
         guard !flags.isEmpty, value.kind.isCompatible(with: .string) else { return try operand(value) }
         if case .constant(.string(let s)) = value { return SQLFragment(sql: "?", [.string(StoreValueComparison.fold(s, flags))]) }
@@ -312,7 +314,7 @@ struct SQLitePredicateCompiler {
     // MARK: - Expressions
 
     /// The value of an expression, compiled.
-    private mutating func value(of expression: FetchExpression) throws -> Value {
+    mutating func value(of expression: FetchExpression) throws -> Value {
         switch expression {
         case .constant(let value):
             return .constant(value)
@@ -356,7 +358,7 @@ struct SQLitePredicateCompiler {
         }
     }
 
-    private func variable(_ name: String) throws -> Value {
+    func variable(_ name: String) throws -> Value {
         guard let value = variables[name] else {
             throw Self.unsupported("the variable $\(name), which no SUBQUERY binds")
         }
@@ -364,7 +366,7 @@ struct SQLitePredicateCompiler {
     }
 
     /// `FUNCTION`s, arithmetic and `CAST`; folded to a constant when every argument is one.
-    private mutating func function(_ name: String, _ arguments: [FetchExpression]) throws -> Value {
+    mutating func function(_ name: String, _ arguments: [FetchExpression]) throws -> Value {
         let values = try arguments.map { try value(of: $0) }
         let constants = values.compactMap { value -> StoreValue? in if case .constant(let v) = value { return v } else { return nil } }
         if constants.count == values.count {
@@ -416,204 +418,6 @@ struct SQLitePredicateCompiler {
         }
     }
 
-    // MARK: - Key paths
-
-    /// The value at the dotted key path `path` from `base`: columns through to-one hops,
-    /// collections through to-many hops, aggregates for `@count`, `@sum`, `@avg`, `@min`, `@max`.
-    private mutating func path(_ path: String, from base: Value) throws -> Value {
-        let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        var current = base
-        for (position, component) in components.enumerated() {
-            if component.isEmpty { throw PersistenceError.predicate("the key path \(path) has an empty component", key: path) }
-            if component == "SELF" || component == "self" { continue }
-            if component.hasPrefix("@") {
-                var collected = current
-                if position + 1 < components.count {
-                    guard case .collection = current else { throw Self.unsupported("\(component) of a value that is not a to-many key path (\(path))") }
-                    collected = try self.path(components[(position + 1)...].joined(separator: "."), from: current)
-                }
-                return try aggregate(component, over: collected)
-            }
-            current = try step(component, from: current, path: path)
-        }
-        return current
-    }
-
-    /// One key of a key path.
-    private mutating func step(_ key: String, from current: Value, path: String) throws -> Value {
-        switch current {
-        case .scalar(let scalar):
-            if case .object(let destination) = scalar.kind, destination != nil {
-                let row = try self.row(of: scalar)
-                return try property(key, of: row, inCollection: nil, path: path)
-            }
-            throw PersistenceError.predicate("the key \(key) cannot be read from \(path): a value that is not an object", key: key)
-        case .collection(var collection):
-            guard case .scalar(let element) = collection.element, case .object(let destination) = element.kind, destination != nil else {
-                throw PersistenceError.predicate("the key \(key) cannot be read from \(path): its elements are not objects", key: key)
-            }
-            let row = try self.row(of: element)
-            let next = try property(key, of: row, inCollection: collection.scope, path: path)
-            if case .collection(let flattened) = next { return .collection(flattened) }
-            collection.element = next
-            return .collection(collection)
-        case .constant(.null):
-            return .constant(.null)
-        default:
-            throw Self.unsupported("key paths from \(current) (\(path))")
-        }
-    }
-
-    /// The property `key` of the object in `row`. A to-many opens a sub-select, or, inside one
-    /// (`inCollection`), joins into it (flattening, as key-value coding does).
-    private mutating func property(_ key: String, of row: Row, inCollection: Int?, path: String) throws -> Value {
-        guard let property = row.entity.propertiesByName[key] else {
-            return try subentityAttribute(key, of: row, path: path)
-        }
-        if property.isTransient {
-            throw PersistenceError(.persistentStoreOperation, "key path \(path): \(key) is transient and not in the store")
-        }
-        let base = "\(SQLiteSchema.quote(row.alias)).\"Z_PK\""
-        if let relationship = property as? RelationshipDescription, relationship.isToMany {
-            guard let destination = relationship.destinationEntity, let table = schema.table(of: destination) else {
-                throw PersistenceError(.persistentStoreOperation, "key path \(path): no table for \(relationship.destinationEntityName)")
-            }
-            let d = newAlias()
-            let tableSQL = "\(SQLiteSchema.quote(table.name)) AS \(SQLiteSchema.quote(d))"
-            let element = Value.scalar(Scalar(sql: SQLFragment(sql: "\(SQLiteSchema.quote(d)).\"Z_PK\""), kind: .object(destination),
-                                              row: Row(alias: d, entity: destination, scope: inCollection ?? scopes.count, mayBeNull: inCollection != nil)))
-            var from: String
-            var correlation: String
-            if let join = schema.joinTable(of: relationship) {
-                let canonical = join.relationship === relationship
-                let (source, target) = canonical ? (join.sourceColumn, join.destinationColumn) : (join.destinationColumn, join.sourceColumn)
-                let j = newAlias()
-                from = "\(SQLiteSchema.quote(join.name)) AS \(SQLiteSchema.quote(j))"
-                correlation = "\(SQLiteSchema.quote(j)).\(SQLiteSchema.quote(source)) = \(base)"
-                let onTarget = "\(SQLiteSchema.quote(d)).\"Z_PK\" = \(SQLiteSchema.quote(j)).\(SQLiteSchema.quote(target))"
-                if inCollection == nil {
-                    from += " JOIN \(tableSQL) ON \(onTarget)"
-                } else {
-                    from = "LEFT JOIN \(from) ON \(correlation) LEFT JOIN \(tableSQL) ON \(onTarget)"
-                }
-            } else {
-                guard let inverse = relationship.inverseRelationship, let (_, column) = schema.column(named: inverse.name, of: destination) else {
-                    throw PersistenceError(.persistentStoreOperation, "key path \(path): no column holds the inverse of \(relationship.name)")
-                }
-                correlation = "\(SQLiteSchema.quote(d)).\(SQLiteSchema.quote(column.name)) = \(base)"
-                from = inCollection == nil ? tableSQL : "LEFT JOIN \(tableSQL) ON \(correlation)"
-            }
-            if let scope = inCollection {
-                // A to-many inside a collection: each element contributes its destinations, or
-                // one nil if the element is nil; an element with no destinations contributes none.
-                scopes[scope].joins.append(from)
-                scopes[scope].conditions.append(SQLFragment(sql: "(\(base) IS NULL OR \(SQLiteSchema.quote(d)).\"Z_PK\" IS NOT NULL)"))
-                return element
-            }
-            scopes.append(Scope(from: from, joins: [], conditions: [SQLFragment(sql: correlation)]))
-            return .collection(Collection(scope: scopes.count - 1, element: element,
-                                          isNil: row.mayBeNull ? SQLFragment(sql: "\(base) IS NULL") : nil))
-        }
-        guard let (_, column) = schema.column(named: key, of: row.entity) else {
-            throw PersistenceError(.persistentStoreOperation, "key path \(path): no column for \(row.entity.name).\(key)")
-        }
-        let sql = SQLFragment(sql: "\(SQLiteSchema.quote(row.alias)).\(SQLiteSchema.quote(column.name))")
-        if let attribute = property as? AttributeDescription {
-            return .scalar(Scalar(sql: sql, kind: Kind(attribute.attributeType), attributeType: attribute.attributeType))
-        }
-        // Force cast: the property is a relationship, since it is not an attribute.
-        let relationship = property as! RelationshipDescription
-        return .scalar(Scalar(sql: sql, kind: .object(relationship.destinationEntity), foreignKey: (row, relationship)))
-    }
-
-    /// An attribute that sub-entities of the row's entity declare (`items.rating` where `Book`
-    /// and `Film` each have a `rating`): the evaluator reads it from each object's own entity,
-    /// so SQL picks each sub-entity's column by `Z_ENT`. Rows of other entities give `NULL`.
-    private func subentityAttribute(_ key: String, of row: Row, path: String) throws -> Value {
-        var columns: [(number: Int, column: String)] = []
-        var type: AttributeType?
-        for entity in row.entity.selfAndDescendants {
-            guard let attribute = entity.propertiesByName[key] as? AttributeDescription, !attribute.isTransient,
-                  let (_, column) = schema.column(named: key, of: entity), let number = schema.layout(of: entity)?.number else { continue }
-            if let type, Kind(type) != Kind(attribute.attributeType) {
-                throw Self.unsupported("key path \(path): sub-entities of \(row.entity.name) declare \(key) with different types")
-            }
-            type = attribute.attributeType
-            columns.append((number, column.name))
-        }
-        guard let type, !columns.isEmpty else {
-            throw PersistenceError(.persistentStoreOperation, "key path \(path): entity \(row.entity.name) has no property \(key)")
-        }
-        let alias = SQLiteSchema.quote(row.alias)
-        if Set(columns.map(\.column)).count == 1 {
-            return .scalar(Scalar(sql: SQLFragment(sql: "\(alias).\(SQLiteSchema.quote(columns[0].column))"), kind: Kind(type), attributeType: type))
-        }
-        // Entity numbers come from the schema, not from the request, so they are written inline.
-        let cases = columns.map { "WHEN \($0.number) THEN \(alias).\(SQLiteSchema.quote($0.column))" }.joined(separator: " ")
-        return .scalar(Scalar(sql: SQLFragment(sql: "(CASE \(alias).\"Z_ENT\" \(cases) END)"), kind: Kind(type), attributeType: type))
-    }
-
-    /// The row of an object value: its own alias, or a `LEFT JOIN` of a to-one's destination in
-    /// the scope of the foreign key (shared by key paths with the same prefix).
-    private mutating func row(of scalar: Scalar) throws -> Row {
-        if let row = scalar.row { return row }
-        guard let (base, relationship) = scalar.foreignKey, let destination = relationship.destinationEntity,
-              let table = schema.table(of: destination) else {
-            throw Self.unsupported("key paths from \(scalar.sql.text), which is not a relationship")
-        }
-        let key = "\(base.alias).\(relationship.name)"
-        if let alias = joinAliases[key] { return Row(alias: alias, entity: destination, scope: base.scope, mayBeNull: true) }
-        let alias = newAlias()
-        joinAliases[key] = alias
-        scopes[base.scope].joins.append("LEFT JOIN \(SQLiteSchema.quote(table.name)) AS \(SQLiteSchema.quote(alias)) ON \(SQLiteSchema.quote(alias)).\"Z_PK\" = \(scalar.sql.text)")
-        return Row(alias: alias, entity: destination, scope: base.scope, mayBeNull: true)
-    }
-
-    private mutating func newAlias() -> String {
-        defer { nextAlias += 1 }
-        return "t\(nextAlias)"
-    }
-
-    /// `@count`, `@sum`, `@avg`, `@min`, `@max` of a collection, as a scalar sub-select.
-    private mutating func aggregate(_ op: String, over value: Value) throws -> Value {
-        switch value {
-        case .constant(let v):
-            return .constant(try PredicateFunctions.collectionOperator(op, on: v))
-        case .collection(let collection):
-            let element = try operand(collection.element)
-            let kind = collection.element.kind
-            let select: SQLFragment
-            let resultKind: Kind
-            switch op {
-            case "@count":
-                (select, resultKind) = ("COUNT(*)", .number)
-            case "@sum", "@avg":
-                guard kind.isCompatible(with: .number) else { throw Self.unsupported("\(op) of values that are not numbers") }
-                (select, resultKind) = (op == "@sum" ? "COALESCE(SUM(\(element)), 0)" : "AVG(\(element))", .number)
-            case "@min", "@max":
-                if case .object = kind { throw Self.unsupported("\(op) of objects") }
-                (select, resultKind) = ("\(raw: op == "@min" ? "MIN" : "MAX")(\(element))", kind)
-            default:
-                throw Self.unsupported("the collection operator \(op)")
-            }
-            return .scalar(Scalar(sql: "(" + subselect(collection, select: select, nil) + ")", kind: resultKind))
-        default:
-            throw Self.unsupported("\(op) of a value that is not a to-many key path")
-        }
-    }
-
-    /// `EXISTS (SELECT 1 FROM … WHERE … AND test)`.
-    private func exists(_ collection: Collection, _ test: SQLFragment) -> SQLFragment {
-        "EXISTS (" + subselect(collection, select: "1", test) + ")"
-    }
-
-    private func subselect(_ collection: Collection, select: SQLFragment, _ test: SQLFragment?) -> SQLFragment {
-        let scope = scopes[collection.scope]
-        let from = ([scope.from] + scope.joins).joined(separator: " ")
-        let conditions = scope.conditions + (test.map { [$0] } ?? [])
-        return "SELECT \(select) FROM \(raw: from) WHERE " + SQLFragment.join(conditions, " AND ")
-    }
-
     /// Resolves a key path such as `name`, `brewery`, `brewery.city.name` to a column,
     /// joining each to-one hop.
     mutating func resolve(_ path: String) throws -> Operand {
@@ -648,180 +452,5 @@ struct SQLitePredicateCompiler {
             return term + (descriptor.ascending ? "" : " DESC")
         }
         return (terms + ["\"t0\".\"Z_PK\""]).joined(separator: ", ")
-    }
-}
-
-// MARK: - Compiled values
-
-extension SQLitePredicateCompiler {
-    /// What kind of value an expression yields, for the checks `NSPredicate` makes at run time
-    /// (a string never equals a number; only strings match `BEGINSWITH`).
-    enum Kind: Equatable {
-        case string, number, date, data, uuid, url
-        case object(EntityDescription?)
-        /// Not known at compile time (`NULL`, a `TERNARY` of mixed kinds).
-        case unknown
-
-        init(_ type: AttributeType) {
-            switch type {
-            case .integer16, .integer32, .integer64, .double, .float, .decimal, .boolean: self = .number
-            case .string: self = .string
-            case .date: self = .date
-            case .binaryData, .transformable: self = .data
-            case .uuid: self = .uuid
-            case .uri: self = .url
-            case .undefined, .objectID: self = .unknown
-            }
-        }
-
-        init(of value: StoreValue) {
-            switch value {
-            case .integer, .double, .decimal, .bool: self = .number
-            case .string: self = .string
-            case .date: self = .date
-            case .data: self = .data
-            case .uuid: self = .uuid
-            case .url: self = .url
-            case .object(let id): self = .object(id.entity)
-            case .null, .array: self = .unknown
-            }
-        }
-
-        /// Whether values of the two kinds can ever be equal or ordered.
-        func isCompatible(with other: Kind) -> Bool {
-            switch (self, other) {
-            case (.unknown, _), (_, .unknown): return true
-            case (.object(let a), .object(let b)):
-                guard let a, let b else { return true }
-                return a.rootEntity === b.rootEntity
-            default: return self == other
-            }
-        }
-
-        static func == (lhs: Kind, rhs: Kind) -> Bool {
-            switch (lhs, rhs) {
-            case (.string, .string), (.number, .number), (.date, .date), (.data, .data), (.uuid, .uuid), (.url, .url), (.unknown, .unknown):
-                return true
-            case (.object(let a), .object(let b)): return a === b
-            default: return false
-            }
-        }
-    }
-
-    /// A table row an expression refers to: its alias, entity, and the scope it belongs to.
-    struct Row {
-        var alias: String
-        var entity: EntityDescription
-        var scope: Int
-        /// Whether the row comes from a `LEFT JOIN` and may be all `NULL`s.
-        var mayBeNull: Bool
-    }
-
-    /// A single SQL value (possibly `NULL`).
-    struct Scalar {
-        var sql: SQLFragment
-        var kind: Kind
-        /// The row whose primary key `sql` is, for an object.
-        var row: Row?
-        /// The row and relationship whose foreign key `sql` is, for a to-one.
-        var foreignKey: (Row, RelationshipDescription)?
-        var attributeType: AttributeType?
-
-        init(sql: SQLFragment, kind: Kind, row: Row? = nil, foreignKey: (Row, RelationshipDescription)? = nil, attributeType: AttributeType? = nil) {
-            self.sql = sql
-            self.kind = kind
-            self.row = row
-            self.foreignKey = foreignKey
-            self.attributeType = attributeType
-        }
-    }
-
-    /// The elements of a to-many key path: the rows of a sub-select's scope, one value each.
-    struct Collection {
-        /// The index of the sub-select's scope.
-        var scope: Int
-        /// The value of one element, valid inside the sub-select.
-        var element: Value
-        /// When the collection is `nil` rather than empty (reached through a `nil` to-one).
-        var isNil: SQLFragment?
-    }
-
-    /// The main query or a sub-select: its first table, its joins and its `WHERE` conditions.
-    struct Scope {
-        var from: String
-        var joins: [String]
-        var conditions: [SQLFragment]
-    }
-
-    /// A compiled expression.
-    indirect enum Value {
-        case constant(StoreValue)
-        case scalar(Scalar)
-        case collection(Collection)
-        /// A collection literal with key paths in it (`{low, high}`).
-        case list([Value])
-
-        enum Shape { case scalarOrConstant, other }
-
-        var shape: Shape {
-            switch self {
-            case .constant(.array), .collection, .list: return .other
-            case .constant, .scalar: return .scalarOrConstant
-            }
-        }
-
-        var kind: Kind {
-            switch self {
-            case .constant(let v): return Kind(of: v)
-            case .scalar(let s): return s.kind
-            case .collection, .list: return .unknown
-            }
-        }
-
-        var isConstant: Bool { if case .constant = self { return true } else { return false } }
-        var isNullConstant: Bool { if case .constant(.null) = self { return true } else { return false } }
-    }
-}
-
-/// SQL text with the arguments of its `?` placeholders, in order; built by interpolation so
-/// that text and arguments stay together: `"\(a) IS \(b)"`.
-struct SQLFragment: ExpressibleByStringInterpolation, CustomStringConvertible {
-    var text: String
-    var arguments: [StoreValue]
-
-    init(sql text: String, _ arguments: [StoreValue] = []) {
-        self.text = text
-        self.arguments = arguments
-    }
-
-    init(stringLiteral value: String) { self.init(sql: value) }
-
-    init(stringInterpolation: Interpolation) { self.init(sql: stringInterpolation.text, stringInterpolation.arguments) }
-
-    var description: String { text }
-
-    struct Interpolation: StringInterpolationProtocol {
-        var text = ""
-        var arguments: [StoreValue] = []
-        init(literalCapacity: Int, interpolationCount: Int) {}
-        mutating func appendLiteral(_ literal: String) { text += literal }
-        mutating func appendInterpolation(_ fragment: SQLFragment) {
-            text += fragment.text
-            arguments += fragment.arguments
-        }
-        mutating func appendInterpolation(raw: String) { text += raw }
-    }
-
-    static func + (lhs: SQLFragment, rhs: SQLFragment) -> SQLFragment {
-        SQLFragment(sql: lhs.text + rhs.text, lhs.arguments + rhs.arguments)
-    }
-
-    static func join(_ parts: [SQLFragment], _ separator: String) -> SQLFragment {
-        var result: SQLFragment = ""
-        for (index, part) in parts.enumerated() {
-            if index > 0 { result.text += separator }
-            result = result + part
-        }
-        return result
     }
 }
