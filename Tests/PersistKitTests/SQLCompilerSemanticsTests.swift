@@ -237,6 +237,9 @@ struct SQLCompilerInheritanceTests {
         let memory = try InMemoryStore(model: model, configurationName: nil, url: nil, options: StoreOptions())
         defer { try? sqlite.close(); try? memory.close() }
         func e(_ name: String) -> EntityDescription { model.entitiesByName[name]! }
+        func object(_ entity: String, _ key: Int64) -> StoreValue {
+            .object(ManagedObjectID(entity: e(entity), storeIdentifier: sqlite.identifier, primaryKey: key))
+        }
         for store in [sqlite as any PersistentStore, memory] {
             func id(_ entity: String, _ key: Int64) -> ManagedObjectID { ManagedObjectID(entity: e(entity), storeIdentifier: store.identifier, primaryKey: key) }
             func row(_ entity: String, _ key: Int64, _ values: [String: StoreValue]) -> RowSnapshot {
@@ -270,10 +273,20 @@ struct SQLCompilerInheritanceTests {
             ("Item", !.comparison(.keyPath("rating"), .greaterThanOrEqualTo, .constant(.integer(5))), [2, 3]),
             ("Review", .comparison(.keyPath("item.title"), .equalTo, .constant(.string("Emma"))), [2]),
             ("Review", .comparison(.keyPath("book.shelf.items.title"), .equalTo, .constant(.string("Alien")), modifier: .any), [1, 2]),
+            // Object IDs name an entity: the right key with the wrong sub-entity is another object.
+            ("Review", .equal("item", object("Film", 2)), [1]),
+            ("Review", .equal("item", object("Book", 2)), []),
+            ("Review", !.equal("item", object("Book", 2)), [1, 2]),
+            ("Review", .comparison(.keyPath("item"), .in, .constant(.array([object("Book", 3), object("Film", 1)]))), [2]),
+            ("Shelf", .comparison(.constant(object("Film", 1)), .in, .keyPath("items")), []),
+            ("Shelf", .comparison(.constant(object("Film", 2)), .in, .keyPath("items")), [1]),
+            ("Item", .comparison(.evaluatedObject, .equalTo, .constant(object("Book", 1))), [1]),
+            ("Item", .comparison(.evaluatedObject, .equalTo, .constant(object("Film", 1))), []),
         ]
         for (entity, predicate, expected) in cases {
             let a = try sqlite.fetch(StoreFetchRequest(entity: e(entity), predicate: predicate)).map(\.objectID.primaryKey).sorted()
-            let b = try memory.fetch(StoreFetchRequest(entity: e(entity), predicate: predicate)).map(\.objectID.primaryKey).sorted()
+            let b = try memory.fetch(StoreFetchRequest(entity: e(entity), predicate: PredicateDifferentialTests.rebind(predicate, to: memory.identifier)))
+                .map(\.objectID.primaryKey).sorted()
             #expect(a == expected, "\(entity) \(PredicateDifferentialTests.describe(predicate))")
             #expect(b == expected, "\(entity) \(PredicateDifferentialTests.describe(predicate))")
         }

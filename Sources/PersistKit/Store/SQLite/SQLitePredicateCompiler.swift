@@ -204,7 +204,36 @@ struct SQLitePredicateCompiler {
         }
         let (a, b) = (try folded(left, options), try folded(right, options))
         let nullable = !(left.isConstant || right.isConstant)
-        return "\(a) \(raw: nullable || negated ? "IS" : "=") \(b)"
+        let equal: SQLFragment = "\(a) \(raw: nullable || negated ? "IS" : "=") \(b)"
+        // An object ID names an entity too: the same key with another entity is another object.
+        switch (left, right) {
+        case (.scalar(let s), .constant(.object(let id))), (.constant(.object(let id)), .scalar(let s)):
+            guard let entity = try entityTest(s, id) else { return equal }
+            return entity.text == "0" ? "0" : "(\(equal) AND \(entity))"
+        default:
+            return equal
+        }
+    }
+
+    /// The condition that the object `scalar` is of `id`'s entity exactly, `"0"` if it cannot
+    /// be, or `nil` when its key alone decides (the entity has no sub-entities).
+    func entityTest(_ scalar: Scalar, _ id: ManagedObjectID) throws -> SQLFragment? {
+        guard let number = schema.layout(of: id.entity)?.number else { return "0" }
+        if let row = scalar.row {
+            guard id.entity.isKind(of: row.entity) else { return "0" }
+            if id.entity === row.entity && row.entity.subentities.isEmpty { return nil }
+            return SQLFragment(sql: "\(SQLiteSchema.quote(row.alias)).\"Z_ENT\" IS \(number)")
+        }
+        guard let (base, relationship) = scalar.foreignKey, let destination = relationship.destinationEntity else { return nil }
+        guard id.entity.isKind(of: destination) else { return "0" }
+        if destination.subentities.isEmpty { return nil }
+        guard let table = schema.table(of: base.entity), let column = table.columns.first(where: {
+            if case .foreignEntity(let r) = $0.kind { return r === relationship } else { return false }
+        }), let declared = schema.layout(of: destination)?.number else {
+            return id.entity === destination ? nil : "0"
+        }
+        // As the store reads it back: the entity column, or the declared destination when NULL.
+        return SQLFragment(sql: "COALESCE(\(SQLiteSchema.quote(base.alias)).\(SQLiteSchema.quote(column.name)), \(declared)) IS \(number)")
     }
 
     /// A direct comparison with a to-many collection: `NSPredicate` compares the collection
@@ -262,7 +291,10 @@ struct SQLitePredicateCompiler {
         let kind = element.kind
         let candidates = values.filter { !$0.isNull && kind.isCompatible(with: Kind(of: $0)) }
         var parts: [SQLFragment] = []
-        if !candidates.isEmpty {
+        if case .object = kind, case .scalar = element {
+            // Objects compare by key and entity, one by one.
+            parts = try candidates.map { try equality(element, .constant($0), [], negated: negated) }
+        } else if !candidates.isEmpty {
             let list = SQLFragment.join(try candidates.map { try folded(.constant($0), options) }, ", ")
             let test: SQLFragment = "\(try folded(element, options)) IN (\(list))"
             parts.append(negated ? "COALESCE(\(test), 0)" : test)
