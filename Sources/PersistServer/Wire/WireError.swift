@@ -43,8 +43,6 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let tooManyConnections = Code(rawValue: "too_many_connections")
         /// The connection has as many requests queued as the server accepts.
         public static let tooManyRequests = Code(rawValue: "too_many_requests")
-        /// The server is shutting down.
-        public static let shuttingDown = Code(rawValue: "shutting_down")
     }
 
     /// The code.
