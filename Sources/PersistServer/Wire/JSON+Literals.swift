@@ -1,6 +1,6 @@
 /// Literals, so requests and expected replies read like the JSON they are:
 /// `let request: JSON = ["op": "get", "ids": [id]]`.
-extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+extension JSON: ExpressibleByStringLiteral, ExpressibleByStringInterpolation, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral {
     /// A string.
     public init(stringLiteral value: String) { self = .string(value) }
