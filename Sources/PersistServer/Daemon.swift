@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import CSystemd
 #if canImport(Glibc)
 import Glibc
@@ -18,6 +19,28 @@ public enum Daemon {
             return 2
         }
         signal(SIGPIPE, SIG_IGN)
+        // Signals first: once the socket is bound a client (or systemd) may send SIGTERM at
+        // any moment, and a signal that arrives before its source exists would be lost.
+        let signals = DispatchQueue(label: "persistd.signals")
+        let running = Mutex<Server?>(nil)
+        let pendingStop = Atomic<Bool>(false)
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGTERM, SIGINT] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: signals)
+            source.setEventHandler {
+                log("signal \(number): shutting down")
+                _ = sd_notify(0, "STOPPING=1")
+                guard let server = running.withLock({ $0 }) else {
+                    pendingStop.store(true, ordering: .sequentiallyConsistent)
+                    return
+                }
+                stop(server)
+            }
+            source.resume()
+            sources.append(source)
+        }
+
         let server: Server
         do {
             server = try Server(configuration: configuration)
@@ -29,26 +52,20 @@ public enum Daemon {
         log("serving \(configuration.storeType.rawValue) store \(configuration.storeType == .inMemory ? "(memory)" : configuration.storePath) on \(configuration.socketPath)")
         // Type=notify: a no-op when NOTIFY_SOCKET is not set.
         _ = sd_notify(0, "READY=1")
-
-        let signals = DispatchQueue(label: "persistd.signals")
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: signals)
-            source.setEventHandler {
-                log("signal \(number): shutting down")
-                _ = sd_notify(0, "STOPPING=1")
-                server.shutdown {
-                    log("stopped")
-                    // The store is closed and every reply written; exit without running
-                    // atexit handlers, which may wait on the queues still parked in dispatchMain.
-                    _exit(0)
-                }
-            }
-            source.resume()
-            sources.append(source)
+        signals.sync {
+            running.withLock { $0 = server }
+            if pendingStop.load(ordering: .sequentiallyConsistent) { stop(server) }
         }
         withExtendedLifetime(sources) { dispatchMain() }
+    }
+
+    private static func stop(_ server: Server) {
+        server.shutdown {
+            log("stopped")
+            // The store is closed and every reply written; exit without running atexit
+            // handlers, which may wait on queues still parked in dispatchMain.
+            _exit(0)
+        }
     }
 
     static func log(_ message: String) {

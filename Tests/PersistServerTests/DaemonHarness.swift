@@ -67,11 +67,14 @@ final class DaemonHarness: @unchecked Sendable {
     /// A new client connection.
     func connect() throws -> WireClient { try WireClient(path: socketPath) }
 
-    /// Sends SIGTERM and waits (up to 15 s) for the exit status.
+    /// Sends SIGTERM and waits (up to 15 s) for the exit status, which must be 0.
     @discardableResult
     func stop(signal number: Int32 = SIGTERM) -> Int32 {
-        if process.isRunning { kill(process.processIdentifier, number) }
-        return waitForExit()
+        let wasRunning = process.isRunning
+        if wasRunning { kill(process.processIdentifier, number) }
+        let status = waitForExit()
+        if wasRunning && status != 0 { Issue.record("persistd exited with \(status) after signal \(number)") }
+        return status
     }
 
     /// Waits (up to 15 s) for the process to exit; kills it if it does not.

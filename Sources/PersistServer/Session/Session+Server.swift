@@ -12,6 +12,11 @@ extension Session {
                 "server": .string("persistd/\(ServerState.version)"),
                 "store": .object(["type": .string(store?.type.rawValue ?? ""), "uuid": .string(store?.identifier ?? "")]),
                 "entities": .array(state.container.managedObjectModel.entities.map(\.name).sorted().map(JSON.string)),
+                "limits": .object([
+                    "maxLineBytes": .integer(Int64(state.configuration.maximumLineLength)),
+                    "maxQueuedRequests": .integer(Int64(state.configuration.maximumQueuedRequests)),
+                    "idleTimeout": .double(state.configuration.idleTimeout),
+                ]),
             ])
         case "model":
             return state.modelJSON
