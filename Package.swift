@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "PersistKit", targets: ["PersistKit"]),
         .executable(name: "persistd", targets: ["persistd"]),
         .executable(name: "persistctl", targets: ["persistctl"]),
+        .executable(name: "persistd-bench", targets: ["PersistBench"]),
     ],
     targets: [
         .systemLibrary(
@@ -39,6 +40,11 @@ let package = Package(
             name: "BeerWorkflow",
             dependencies: ["PersistKit"],
             path: "Examples/BeerWorkflow"
+        ),
+        .executableTarget(
+            name: "PersistBench",
+            dependencies: ["PersistKit", "CSQLite"],
+            path: "Benchmarks/PersistBench"
         ),
         .testTarget(
             name: "PersistKitTests",

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import PersistKit
 
@@ -16,7 +15,7 @@ struct ContextConcurrencyTests {
         container.loadPersistentStores { _, error in loadError = error }
         #expect(loadError == nil)
         let workers = 4, perWorker = 50
-        let failures = Mutex(0)
+        let failures = Locked(0)
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             let context = container.newBackgroundContext()
             context.performAndWait {

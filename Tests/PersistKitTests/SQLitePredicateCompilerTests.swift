@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import PersistKit
 
@@ -87,7 +86,7 @@ struct SQLitePredicateCompilerTests {
     @Test func generatesBoundParametersAndJoins() throws {
         let (store, model) = try makeStore()
         defer { try? store.close() }
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         store.setStatementObserver { sql in seen.withLock { $0.append(sql) } }
         _ = try store.fetch(StoreFetchRequest(entity: model.entitiesByName["Beer"]!,
                                               predicate: .equal("brewery.name", .string("x'; DROP TABLE ZBEER; --")),

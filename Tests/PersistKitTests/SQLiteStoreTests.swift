@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import PersistKit
 
@@ -250,7 +249,7 @@ struct SQLiteStoreTests {
         let (store, model, _) = try makeStore()
         defer { try? store.close() }
         let tag = entity(model, "Tag")
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         store.setStatementObserver { sql in seen.withLock { $0.append(sql) } }
         let start = store.statementCount
         var request = StoreSaveRequest()

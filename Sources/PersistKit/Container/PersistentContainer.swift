@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The whole Core Data stack in one object: a model, a coordinator, its stores, a view
 /// context and background contexts.
@@ -25,7 +24,7 @@ public final class PersistentContainer: Sendable {
     /// ``ManagedObjectContext`` for what the main queue means on Linux.
     public let viewContext: ManagedObjectContext
 
-    private let descriptions: Mutex<[PersistentStoreDescription]>
+    private let descriptions: Locked<[PersistentStoreDescription]>
 
     /// Creates a container for `model`. Its one store description points at
     /// `<defaultDirectoryURL>/<name>.sqlite` until changed.
@@ -35,7 +34,7 @@ public final class PersistentContainer: Sendable {
         self.persistentStoreCoordinator = PersistentStoreCoordinator(managedObjectModel: managedObjectModel)
         self.viewContext = ManagedObjectContext(concurrencyType: .mainQueue)
         let url = Self.defaultDirectoryURL().appendingPathComponent("\(name).sqlite")
-        self.descriptions = Mutex([PersistentStoreDescription(url: url)])
+        self.descriptions = Locked([PersistentStoreDescription(url: url)])
         viewContext.persistentStoreCoordinator = persistentStoreCoordinator
         viewContext.name = "viewContext"
     }

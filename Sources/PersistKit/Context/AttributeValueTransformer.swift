@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Turns the value of a transformable attribute into bytes for the store, and back.
 ///
@@ -55,7 +54,7 @@ public struct DataPassthroughValueTransformer: AttributeValueTransformer {
 
 /// The registry of named ``AttributeValueTransformer``s (`ValueTransformer.setValueTransformer(_:forName:)`).
 public enum AttributeValueTransformers {
-    private static let registry = Mutex<[String: any AttributeValueTransformer]>([:])
+    private static let registry = Locked<[String: any AttributeValueTransformer]>([:])
 
     /// Registers `transformer` under `name`, replacing any earlier one.
     public static func register(_ transformer: any AttributeValueTransformer, forName name: String) {

@@ -9,10 +9,22 @@ extension ManagedObject {
     /// `Set<ManagedObject>`, or an `[ManagedObject]` when ordered. An unknown key is a
     /// programmer error and traps, as Core Data raises `NSUnknownKeyException`.
     public func value(forKey key: String) -> Any? {
-        guard let property = entity.propertiesByName[key] else {
+        guard let accessor = entity.accessor(for: key) else {
             preconditionFailure("ManagedObject: entity \(entity.name) has no property \"\(key)\"")
         }
-        return value(for: property)
+        willAccessValue()
+        switch accessor.kind {
+        case .attribute(let type):
+            return type.objectValue(from: values[accessor.slot])
+        case .transformable(let attribute):
+            guard case .data(let data) = values[accessor.slot] else { return nil }
+            return try? AttributeValueTransformers.transformer(for: attribute).reverseTransformedValue(data)
+        case .toOne:
+            guard case .object(let id) = values[accessor.slot] else { return nil }
+            return managedObjectContext?.object(with: id)
+        case .toMany(let relationship):
+            return value(for: relationship)
+        }
     }
 
     /// Sets the attribute or relationship `key`, keeping inverse relationships in step.
@@ -30,15 +42,16 @@ extension ManagedObject {
     /// Sets the attribute or relationship `key` like ``setValue(_:forKey:)``, but throws a
     /// ``PersistenceError`` naming the object, key and expected type instead of trapping.
     public func setCheckedValue(_ value: Any?, forKey key: String) throws {
-        guard let property = entity.propertiesByName[key] else {
+        guard let accessor = entity.accessor(for: key) else {
             throw PersistenceError(.managedObjectValidation, "entity \(entity.name) has no property \"\(key)\"",
                                    objectID: objectID, key: key)
         }
-        if let attribute = property as? AttributeDescription {
-            let newValue = try storeValue(for: value, attribute: attribute)
-            guard let slot = entity.slotIndex(of: key) else { return }
-            setSlot(slot, to: newValue)
-        } else if let relationship = property as? RelationshipDescription {
+        switch accessor.kind {
+        case .attribute, .transformable:
+            // Attribute: the cast cannot fail for these kinds (see PropertyAccessor.init).
+            guard let attribute = accessor.property as? AttributeDescription else { return }
+            setSlot(accessor.slot, to: try storeValue(for: value, attribute: attribute))
+        case .toOne(let relationship), .toMany(let relationship):
             try setRelationship(relationship, to: value)
         }
     }
@@ -62,10 +75,13 @@ extension ManagedObject {
         setSlot(slot, to: value)
     }
 
-    /// The changed stored properties and their new values since the last save.
+    /// The changed stored properties and their new values since the last save; for an inserted
+    /// object, every property that has a value.
     public func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
-        for slot in changedSlots {
+        // An inserted object is all change: every value it holds counts.
+        let slots = _isInserted ? Set(values.indices.filter { !values[$0].isNull }) : changedSlots
+        for slot in slots {
             let property = entity.slots[slot]
             result[property.name] = value(for: property) ?? NSNull()
         }
@@ -133,8 +149,9 @@ extension ManagedObject {
     }
 
     func storeValue(for value: Any?, attribute: AttributeDescription) throws -> StoreValue {
-        guard let value, !(value is NSNull) else { return .null }
+        guard let value else { return .null }
         if attribute.attributeType == .transformable {
+            if value is NSNull { return .null }
             do {
                 return .data(try AttributeValueTransformers.transformer(for: attribute).transformedValue(value))
             } catch {
@@ -147,17 +164,22 @@ extension ManagedObject {
             throw PersistenceError(.validationInvalidType, "attribute \(entity.name).\(attribute.name) of type Undefined cannot hold a value",
                                    objectID: objectID, key: attribute.name)
         }
-        guard let stored = attribute.attributeType.storeValue(fromObject: value) else {
-            throw PersistenceError(.validationInvalidType,
-                                   "unacceptable value \(value) of type \(type(of: value)) for \(entity.name).\(attribute.name), which is \(attribute.attributeType.xcodeName)",
-                                   objectID: objectID, key: attribute.name)
-        }
-        return stored
+        // The typed conversion first: checking for NSNull is a bridging cast, costly on a hot path.
+        if let stored = attribute.attributeType.storeValue(fromObject: value) { return stored }
+        if value is NSNull { return .null }
+        throw PersistenceError(.validationInvalidType,
+                               "unacceptable value \(value) of type \(type(of: value)) for \(entity.name).\(attribute.name), which is \(attribute.attributeType.xcodeName)",
+                               objectID: objectID, key: attribute.name)
     }
 
     /// Writes one slot, recording the change and telling the context.
     func setSlot(_ slot: Int, to newValue: StoreValue) {
         willAccessValue()
+        if _isInserted {
+            // A new object is written whole at save: no change tracking needed.
+            values[slot] = newValue
+            return
+        }
         if values[slot] == newValue { return }
         values[slot] = newValue
         if committed.map({ slot < $0.values.count && $0.values[slot] == newValue }) ?? false {

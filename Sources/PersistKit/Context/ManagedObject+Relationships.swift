@@ -81,7 +81,7 @@ extension ManagedObject {
             case let object as ManagedObject: destination = object
             default:
                 throw PersistenceError(.validationInvalidType,
-                                       "\(entity.name).\(relationship.name) takes a ManagedObject, not \(type(of: value!))",
+                                       "\(entity.name).\(relationship.name) takes a ManagedObject, not \(value.map { "\(type(of: $0))" } ?? "nil")",
                                        objectID: objectID, key: relationship.name)
             }
             if let destination { try checkDestination(destination, for: relationship) }
@@ -95,7 +95,7 @@ extension ManagedObject {
         case let array as [ManagedObject]: objects = array
         default:
             throw PersistenceError(.validationInvalidType,
-                                   "\(entity.name).\(relationship.name) takes a Set or Array of ManagedObject, not \(type(of: value!))",
+                                   "\(entity.name).\(relationship.name) takes a Set or Array of ManagedObject, not \(value.map { "\(type(of: $0))" } ?? "nil")",
                                    objectID: objectID, key: relationship.name)
         }
         for object in objects { try checkDestination(object, for: relationship) }

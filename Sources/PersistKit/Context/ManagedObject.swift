@@ -34,6 +34,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// A row fetched with the object but not yet moved into `values` (the object is a fault
     /// whose data is at hand, as Core Data's row cache holds it).
     var pendingRow: RowSnapshot?
+    /// For a fault of a batched fetch beyond its first batch: the batch whose rows are loaded
+    /// together when this object is first touched.
+    var faultingBatch: FaultingBatch?
     /// Slots changed since the last save.
     var changedSlots: Set<Int> = []
     /// To-many relationship states, by relationship name, created on first use.
@@ -55,6 +58,16 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
         self._isFault = false
         if let context { context.insert(self) }
+    }
+
+    /// Creates an unregistered fault for a stored object, as a context does when it meets an
+    /// object ID in a fetch; programs call ``ManagedObjectContext/object(with:)`` instead. The
+    /// fault has no values until its context fills it in on first access.
+    public required init(fault objectID: ManagedObjectID) {
+        self.entity = objectID.entity
+        self.objectID = objectID
+        self.values = []
+        self._isFault = true
     }
 
     /// Creates an object of the entity whose ``EntityDescription/managedObjectClass`` is this

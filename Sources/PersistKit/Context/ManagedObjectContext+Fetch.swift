@@ -12,12 +12,13 @@ extension ManagedObjectContext {
             if request.resultType == .countResultType {
                 return try [castResult(countMatching(request, entity: entity), as: T.self)]
             }
+            if request.resultType == .dictionaryResultType {
+                return try fetchDictionaries(request, entity: entity).map { try castResult($0, as: T.self) }
+            }
             let objects = try fetchObjects(request, entity: entity)
             switch request.resultType {
             case .managedObjectIDResultType:
                 return try objects.map { try castResult($0.objectID, as: T.self) }
-            case .dictionaryResultType:
-                return try dictionaries(for: objects, request: request).map { try castResult($0, as: T.self) }
             default:
                 return try objects.map { try castResult($0, as: T.self) }
             }
@@ -101,17 +102,22 @@ extension ManagedObjectContext {
     func fetchObjects<T>(_ request: FetchRequest<T>, entity: EntityDescription) throws -> [ManagedObject] {
         let pending = request.includesPendingChanges ? pendingChanges(for: entity, includesSubentities: request.includesSubentities) : .none
         var storeRequest = request.storeRequest(for: entity)
+        let store = try rootStore(for: entity)
+        if pending.isEmpty && request.fetchBatchSize > 0 && request.resultType == .managedObjectResultType {
+            let objects = try fetchInBatches(storeRequest, batchSize: request.fetchBatchSize, store: store)
+            return try finish(objects, request: request, entity: entity)
+        }
         if !pending.isEmpty {
             storeRequest.fetchLimit = 0
             storeRequest.fetchOffset = 0
         }
-        let rows = try rootStore(for: entity).fetch(storeRequest)
+        let rows = try store.fetch(storeRequest)
         var objects: [ManagedObject] = []
         objects.reserveCapacity(rows.count)
         for row in rows {
-            objects.append(materialize(row, asFault: request.returnsObjectsAsFaults))
+            objects.append(materialize(row, asFault: true))
         }
-        if pending.isEmpty { return objects }
+        if pending.isEmpty { return try finish(objects, request: request, entity: entity) }
 
         // Reflect unsaved changes: drop deleted objects, re-evaluate changed ones, add inserted ones.
         let candidateSet = Set(pending.candidates)
@@ -136,7 +142,19 @@ extension ManagedObjectContext {
         }
         if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 { result = Array(result.prefix(request.fetchLimit)) }
-        return result
+        return try finish(result, request: request, entity: entity)
+    }
+
+    /// Prefetches the request's relationship key paths, then realizes the objects unless the
+    /// request wants faults.
+    private func finish<T>(_ objects: [ManagedObject], request: FetchRequest<T>, entity: EntityDescription) throws -> [ManagedObject] {
+        if let keyPaths = request.relationshipKeyPathsForPrefetching, !keyPaths.isEmpty, request.resultType == .managedObjectResultType {
+            try prefetch(keyPaths, for: objects, entity: entity)
+        }
+        if !request.returnsObjectsAsFaults && request.resultType == .managedObjectResultType {
+            for object in objects { object.willAccessValue() }
+        }
+        return objects
     }
 
     /// The registered object for a fetched row, or a new fault holding the row.
@@ -151,33 +169,5 @@ extension ManagedObjectContext {
         }
         if !asFault { object.willAccessValue() }
         return object
-    }
-
-    func dictionaries<T>(for objects: [ManagedObject], request: FetchRequest<T>) throws -> [[String: Any]] {
-        let entity = try resolveEntity(of: request)
-        let names = request.propertiesToFetch ?? entity.slots.map(\.name)
-        for name in names where entity.propertiesByName[name] == nil {
-            throw PersistenceError(.persistentStoreOperation, "propertiesToFetch names \"\(name)\", which entity \(entity.name) does not have")
-        }
-        var result: [[String: Any]] = []
-        var seen: [[String: String]] = []
-        for object in objects {
-            var dictionary: [String: Any] = [:]
-            for name in names {
-                guard let property = entity.propertiesByName[name] else { continue }
-                if let relationship = property as? RelationshipDescription, !relationship.isToMany {
-                    if let id = object.toOneID(relationship) { dictionary[name] = id }
-                } else if let value = object.value(for: property) {
-                    dictionary[name] = value
-                }
-            }
-            if request.returnsDistinctResults {
-                let key = dictionary.mapValues { "\($0)" }
-                if seen.contains(key) { continue }
-                seen.append(key)
-            }
-            result.append(dictionary)
-        }
-        return result
     }
 }

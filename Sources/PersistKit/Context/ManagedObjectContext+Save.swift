@@ -127,28 +127,39 @@ extension ManagedObjectContext {
 
     func commitToStores(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) throws {
         try obtainPermanentIDs(for: inserted)
-        var requests: [ObjectIdentifier: (store: any PersistentStore, request: StoreSaveRequest)] = [:]
-        func add(_ object: ManagedObject, _ body: (inout StoreSaveRequest) -> Void) throws {
-            let store = try rootStore(for: object.entity)
-            var entry = requests[ObjectIdentifier(store)] ?? (store, StoreSaveRequest())
-            body(&entry.request)
-            requests[ObjectIdentifier(store)] = entry
+        // One request per store, built in place: copying a request out of a dictionary and back
+        // for every object would copy its arrays each time.
+        var stores: [any PersistentStore] = []
+        var requests: [StoreSaveRequest] = []
+        var storeIndexByEntity: [ObjectIdentifier: Int] = [:]
+        func requestIndex(for entity: EntityDescription) throws -> Int {
+            if let index = storeIndexByEntity[ObjectIdentifier(entity)] { return index }
+            let store = try rootStore(for: entity)
+            let index = stores.firstIndex { $0 === store } ?? {
+                stores.append(store)
+                requests.append(StoreSaveRequest())
+                return stores.count - 1
+            }()
+            storeIndexByEntity[ObjectIdentifier(entity)] = index
+            return index
         }
         for object in inserted {
-            let row = object.storeRow(version: 0)
-            try add(object) { $0.inserted.append(row); $0.toManyChanges += object.toManyChanges() }
+            let index = try requestIndex(for: object.entity)
+            requests[index].inserted.append(object.storeRow(version: 0))
+            requests[index].toManyChanges += object.toManyChanges()
         }
         for object in updated {
-            let row = object.storeRow(version: object.committed?.version ?? 0)
-            try add(object) { $0.updated.append(row); $0.toManyChanges += object.toManyChanges() }
+            let index = try requestIndex(for: object.entity)
+            requests[index].updated.append(object.storeRow(version: object.committed?.version ?? 0))
+            requests[index].toManyChanges += object.toManyChanges()
         }
         for object in deleted where !object.objectID.isTemporaryID {
             object.willAccessValue()
-            let row = RowSnapshot(objectID: object.objectID, version: object.committed?.version ?? 0, values: [])
-            try add(object) { $0.deleted.append(row) }
+            let index = try requestIndex(for: object.entity)
+            requests[index].deleted.append(RowSnapshot(objectID: object.objectID, version: object.committed?.version ?? 0, values: []))
         }
-        for (_, entry) in requests where !entry.request.isEmpty {
-            try entry.store.save(entry.request)
+        for (store, request) in zip(stores, requests) where !request.isEmpty {
+            try store.save(request)
         }
         didCommit(inserted: inserted, updated: updated, deleted: deleted, versionBump: true)
     }

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 /// A scratch pad of managed objects: fetch them, change them, and save the changes to the
 /// parent context or to the stores.
@@ -21,7 +20,7 @@ import Synchronization
 public final class ManagedObjectContext: @unchecked Sendable {
     // @unchecked Sendable: the mutable state below (`registered`, the change sets, objects'
     // values) is touched only on `queue` — every entry point goes through `onQueue` — and the
-    // settings that other threads read are in the `settings` Mutex.
+    // settings that other threads read are in the `settings` lock.
 
     /// The queue a context runs on (`NSManagedObjectContextConcurrencyType`).
     public enum ConcurrencyType: Sendable, Hashable {
@@ -44,7 +43,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// How the context runs.
     public let concurrencyType: ConcurrencyType
     let queue: DispatchQueue
-    let settings = Mutex(Settings())
+    let settings = Locked(Settings())
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     // Confined to `queue`.
@@ -234,11 +233,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     func registerFault(_ objectID: ManagedObjectID, row: RowSnapshot?) -> ManagedObject {
-        let object = objectID.entity.managedObjectClass.init(entity: objectID.entity, insertInto: nil)
-        object.objectID = objectID
-        object.values = []
+        let object = objectID.entity.managedObjectClass.init(fault: objectID)
         object.pendingRow = row
-        object._isFault = true
         object.managedObjectContext = self
         registered[objectID] = object
         return object
@@ -257,9 +253,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Loads a fault's values: from the row fetched with it, or from the parent or store.
     func fulfillFault(_ object: ManagedObject) {
         guard object._isFault else { return }
+        if object.pendingRow == nil, let batch = object.faultingBatch { loadFaultingBatch(batch) }
         var row = object.pendingRow
         if row == nil { row = try? loadRows(for: [object.objectID]).first }
         object.pendingRow = nil
+        object.faultingBatch = nil
         guard let row else {
             object.fillWithNulls()
             return

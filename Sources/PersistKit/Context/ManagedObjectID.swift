@@ -37,15 +37,16 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
     /// The ID as a URI: `x-coredata://<store UUID>/<Entity>/p<primary key>` for a permanent ID,
     /// `x-coredata:///<Entity>/t<number>` for a temporary one, as Core Data writes them.
     public func uriRepresentation() -> URL {
+        let name = entity.name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "_"
         let text: String
         if let storeIdentifier, !isTemporaryID {
-            text = "x-coredata://\(storeIdentifier)/\(entity.name)/p\(primaryKey)"
+            text = "x-coredata://\(storeIdentifier)/\(name)/p\(primaryKey)"
         } else {
-            text = "x-coredata:///\(entity.name)/t\(primaryKey)"
+            text = "x-coredata:///\(name)/t\(primaryKey)"
         }
-        // The text is made of a UUID, an entity name checked to be non-empty and digits;
-        // percent-encode the entity name in case it holds characters a URL does not allow.
-        return URL(string: text) ?? URL(string: "x-coredata:///\(entity.name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "_")/t\(primaryKey)")!
+        // Force-unwrap: the text is a fixed scheme, a store UUID (hex digits and dashes), a
+        // percent-encoded entity name and digits, all of which URL(string:) accepts.
+        return URL(string: text)!
     }
 
     /// `<x-coredata://…/Beer/p1>`.

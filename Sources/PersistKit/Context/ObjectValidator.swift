@@ -15,10 +15,10 @@ enum ObjectValidator {
         case .integer, .double, .decimal:
             guard let number = numeric(value) else { return nil }
             if let min = attribute.minValue.flatMap(numeric), number < min {
-                return error(.validationNumberTooSmall, "is \(display(value)), less than the minimum \(display(attribute.minValue!))")
+                return error(.validationNumberTooSmall, "is \(display(value)), less than the minimum \(display(attribute.minValue ?? .null))")
             }
             if let max = attribute.maxValue.flatMap(numeric), number > max {
-                return error(.validationNumberTooLarge, "is \(display(value)), more than the maximum \(display(attribute.maxValue!))")
+                return error(.validationNumberTooLarge, "is \(display(value)), more than the maximum \(display(attribute.maxValue ?? .null))")
             }
         case .date(let date):
             if case .date(let min)? = attribute.minValue, date < min {

@@ -47,6 +47,7 @@ public final class EntityDescription: @unchecked Sendable {
     var _propertiesByName: [String: PropertyDescription] = [:]
     var _slots: [PropertyDescription] = []
     var _slotIndexByName: [String: Int] = [:]
+    var _accessors: [String: PropertyAccessor] = [:]
 
     /// Creates an entity with a name and its own properties.
     public init(name: String, properties: [PropertyDescription] = [], managedObjectClass: ManagedObject.Type = ManagedObject.self) {
@@ -129,7 +130,13 @@ public final class EntityDescription: @unchecked Sendable {
             return false
         }
         _slotIndexByName = Dictionary(_slots.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        _accessors = Dictionary(_allProperties.map { property in
+            (property.name, PropertyAccessor(property: property, slot: _slotIndexByName[property.name] ?? -1))
+        }, uniquingKeysWith: { _, last in last })
     }
+
+    /// How objects read and write the property `name`: one lookup, no casts (valid once frozen).
+    func accessor(for name: String) -> PropertyAccessor? { _accessors[name] }
 }
 
 extension EntityDescription: CustomStringConvertible {

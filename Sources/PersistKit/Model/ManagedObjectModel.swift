@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A managed object model: the entities of an object graph, with their properties.
 ///
@@ -8,7 +7,7 @@ import Synchronization
 /// ``init(contentsOf:)``). A model may be changed until it is first used by a
 /// ``PersistentStoreCoordinator``; then it is frozen and read-only, as in Core Data.
 public final class ManagedObjectModel: @unchecked Sendable {
-    // @unchecked Sendable: the entity list is written only before freeze(); `frozen` is a Mutex.
+    // @unchecked Sendable: the entity list is written only before freeze(); `frozen` is a `Locked` lock.
 
     /// The model's entities, in the order they were added.
     public var entities: [EntityDescription] {
@@ -22,7 +21,7 @@ public final class ManagedObjectModel: @unchecked Sendable {
     /// Where the model was loaded from, used in error messages.
     public var sourceURL: URL?
 
-    private let frozen = Mutex(false)
+    private let frozen = Locked(false)
     private var _entitiesByName: [String: EntityDescription] = [:]
 
     /// Creates a model with the given entities.

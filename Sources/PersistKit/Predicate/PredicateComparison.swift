@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The operators of ``ComparisonPredicate`` applied to two values, as `NSComparisonPredicate`
 /// applies them.
@@ -132,7 +131,7 @@ public enum PredicateComparison {
 
     /// Compiled regular expressions by source and options, so a fetch compiles each pattern once.
     /// Bounded: cleared when it reaches 256 entries.
-    private static let regexCache = Mutex<[String: NSRegularExpression]>([:])
+    private static let regexCache = Locked<[String: NSRegularExpression]>([:])
 
     private static func regularExpression(_ source: String, options: NSRegularExpression.Options,
                                           pattern: String) throws -> NSRegularExpression {

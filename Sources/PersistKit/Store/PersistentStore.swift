@@ -6,6 +6,17 @@ import Foundation
 /// The corresponding Core Data class is `NSPersistentStore`. A store is shared by every
 /// context of its coordinator, on many threads at once, so each implementation is
 /// `Sendable` and guards its own state (a SQLite store its connection, an atomic store its rows).
+///
+/// ## Fetching beyond rows, and batch requests
+/// Four requirements let a store answer whole requests itself instead of handing rows to the
+/// context: ``fetchObjectIDs(_:)`` (batched fetches), ``prefetchDestinations(of:relationship:)``
+/// (prefetching to-many relationships), ``fetchDictionaries(_:)`` (dictionary results with
+/// grouping, aggregates, `HAVING` and `DISTINCT`) and ``execute(_:)`` (batch insert, update
+/// and delete). Each has a default implementation in terms of the other requirements
+/// (`fetch`, `rows(for:)`, `destinations(of:relationship:)`, `allocatePrimaryKeys`, `save`),
+/// which computes the same results in memory: that is what the atomic stores use. A SQL store
+/// overrides them to push the work into SQL (`GROUP BY`, one `UPDATE … WHERE`, one query per
+/// prefetched key path); its results must equal the defaults', which the tests check store by store.
 public protocol PersistentStore: AnyObject, Sendable {
     /// Opens (creating if needed) the store at `url` for the entities of `model` in the
     /// configuration `configurationName` (`nil` for all). `model` is frozen already.
@@ -47,6 +58,26 @@ public protocol PersistentStore: AnyObject, Sendable {
 
     /// Releases the store's resources; later calls fail.
     func close() throws
+
+    /// The IDs of the rows that match `request`, in its order, within its limit and offset,
+    /// without reading their values (for ``FetchRequest/fetchBatchSize``).
+    /// The default takes the IDs of ``fetch(_:)``'s rows.
+    func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID]
+
+    /// The destination rows of the to-many `relationship` of each of `sources`, in order if the
+    /// relationship is ordered; sources without destinations may be left out (for
+    /// ``FetchRequest/relationshipKeyPathsForPrefetching``). The default asks
+    /// ``destinations(of:relationship:)`` per source, then ``rows(for:)`` once.
+    func prefetchDestinations(of sources: [ManagedObjectID], relationship: RelationshipDescription) throws
+        -> [ManagedObjectID: [RowSnapshot]]
+
+    /// The dictionaries `request` describes, in its order, within its limit and offset; a
+    /// `nil` value leaves its key out. The default computes them in memory from ``fetch(_:)``.
+    func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: StoreValue]]
+
+    /// Runs a batch insert, update or delete in the store, atomically, without contexts.
+    /// The default fetches the affected rows and writes them with one ``save(_:)``.
+    func execute(_ request: StoreBatchRequest) throws -> StoreBatchResult
 }
 
 extension PersistentStore {

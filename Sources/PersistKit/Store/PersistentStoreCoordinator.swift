@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Connects contexts to stores: it owns the model and the open stores, and routes each
 /// entity to the store that holds it.
@@ -11,9 +10,9 @@ public final class PersistentStoreCoordinator: Sendable {
     /// The model of every store the coordinator opens.
     public let managedObjectModel: ManagedObjectModel
 
-    private let stores = Mutex<[any PersistentStore]>([])
-    private let contexts = Mutex<[WeakContext]>([])
-    private static let storeClasses = Mutex<[StoreType: any PersistentStore.Type]>(StoreRegistry.builtIn)
+    private let stores = Locked<[any PersistentStore]>([])
+    private let contexts = Locked<[WeakContext]>([])
+    private static let storeClasses = Locked<[StoreType: any PersistentStore.Type]>(StoreRegistry.builtIn)
 
     /// Creates a coordinator for `model`. The model is frozen (made read-only) when the first
     /// store is added.

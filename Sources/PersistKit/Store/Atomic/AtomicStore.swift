@@ -5,7 +5,7 @@ import Synchronization
 /// ``XMLStore`` and ``BinaryStore``.
 ///
 /// The corresponding Core Data class is `NSAtomicStore`. All state is one
-/// ``AtomicStoreContents`` value behind a `Mutex`. Reads copy it (copy-on-write, so a copy is
+/// ``AtomicStoreContents`` value behind a `Locked` lock. Reads copy it (copy-on-write, so a copy is
 /// cheap) and work without the lock. A save, serialized by a second lock, applies the changes
 /// to a copy, writes the copy to the file (if any) atomically, and only then swaps it in: a
 /// failed save changes neither memory nor disk.
@@ -26,11 +26,11 @@ public final class AtomicStore: Sendable {
     /// The names of the entities this store holds.
     let entityNames: Set<String>
     let format: (any AtomicStoreFileFormat)?
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// Serializes saves, so one save's copy is not lost under another's.
-    private let saveLock = Mutex(())
+    private let saveLock = Locked(())
     /// Test hook run when a save's temporary file is durable, before it replaces the store file.
-    let beforeRename = Mutex<(@Sendable (URL) throws -> Void)?>(nil)
+    let beforeRename = Locked<(@Sendable (URL) throws -> Void)?>(nil)
 
     private struct State: Sendable {
         var contents: AtomicStoreContents
@@ -58,7 +58,7 @@ public final class AtomicStore: Sendable {
             }
         }
         self.identifier = identifier
-        self.state = Mutex(State(contents: contents))
+        self.state = Locked(State(contents: contents))
     }
 
     /// The file's bytes, or `nil` when there is no file yet.

@@ -10,6 +10,10 @@ extension SQLiteStore {
     private struct WriteColumns {
         var names: [String]
         var values: [WriteValue]
+        /// `INSERT INTO … (Z_PK, Z_ENT, Z_OPT, …) VALUES (?, …)`, built once per entity.
+        var insertSQL = ""
+        /// `UPDATE … SET … , Z_OPT = Z_OPT + 1 WHERE Z_PK = ? AND Z_OPT = ?`, built once per entity.
+        var updateSQL = ""
     }
 
     private func writeColumns(_ layout: SQLiteSchema.EntityLayout) -> WriteColumns {
@@ -30,6 +34,11 @@ extension SQLiteStore {
                 }
             }
         }
+        let quotedTable = SQLiteSchema.quote(table.name)
+        let insertNames = ["Z_PK", "Z_ENT", "Z_OPT"] + columns.names
+        columns.insertSQL = "INSERT INTO \(quotedTable) (\(insertNames.map(SQLiteSchema.quote).joined(separator: ", "))) VALUES (\(insertNames.map { _ in "?" }.joined(separator: ", ")))"
+        let sets = (columns.names.map { "\(SQLiteSchema.quote($0)) = ?" } + ["\"Z_OPT\" = \"Z_OPT\" + 1"]).joined(separator: ", ")
+        columns.updateSQL = "UPDATE \(quotedTable) SET \(sets) WHERE \"Z_PK\" = ? AND \"Z_OPT\" = ?"
         return columns
     }
 
@@ -80,9 +89,7 @@ extension SQLiteStore {
                     let layout = try checkedLayout(row)
                     let write = columns(layout)
                     let table = schema.tables[layout.tableIndex]
-                    let names = ["Z_PK", "Z_ENT", "Z_OPT"] + write.names
-                    let sql = "INSERT INTO \(SQLiteSchema.quote(table.name)) (\(names.map(SQLiteSchema.quote).joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))"
-                    try connection.cachedStatement(sql).execute(
+                    try connection.cachedStatement(write.insertSQL).execute(
                         [.integer(row.objectID.primaryKey), .integer(Int64(layout.number)), .integer(1)] + arguments(row, write))
                     let root = schema.layout(of: table.root)?.number ?? layout.number
                     maxKeyByRoot[root] = max(maxKeyByRoot[root] ?? 0, row.objectID.primaryKey)
@@ -92,9 +99,7 @@ extension SQLiteStore {
                     let layout = try checkedLayout(row)
                     let write = columns(layout)
                     let table = schema.tables[layout.tableIndex]
-                    let sets = (write.names.map { "\(SQLiteSchema.quote($0)) = ?" } + ["\"Z_OPT\" = \"Z_OPT\" + 1"]).joined(separator: ", ")
-                    let sql = "UPDATE \(SQLiteSchema.quote(table.name)) SET \(sets) WHERE \"Z_PK\" = ? AND \"Z_OPT\" = ?"
-                    try connection.cachedStatement(sql).execute(try arguments(row, write) + [.integer(row.objectID.primaryKey), .integer(row.version)])
+                    try connection.cachedStatement(write.updateSQL).execute(try arguments(row, write) + [.integer(row.objectID.primaryKey), .integer(row.version)])
                     if connection.changes == 0 { throw conflict(row, connection, table) }
                 }
 

@@ -1,12 +1,11 @@
 import CSQLite
 import Foundation
-import Synchronization
 
 /// A store in a SQLite file, in Core Data's own layout, so a store written by Core Data on an
 /// Apple platform opens here and one written here opens there.
 ///
 /// The corresponding Core Data store type is `NSSQLiteStoreType`. The layout is described in
-/// `docs/sqlite-layout.md`. One connection serves the store, guarded by a `Mutex`: calls from
+/// `docs/sqlite-layout.md`. One connection serves the store, guarded by a `Locked` lock: calls from
 /// many threads run one at a time.
 ///
 /// ```swift
@@ -35,7 +34,7 @@ public final class SQLiteStore: PersistentStore {
     let schema: SQLiteSchema
     let storeMetadata: SQLiteMetadata
     /// The connection, confined by this lock.
-    let state: Mutex<State>
+    let state: Locked<State>
 
     /// Pragmas `options.sqlitePragmas` may set, with a check of each value.
     static let allowedPragmas: [String: @Sendable (String) -> Bool] = [
@@ -142,7 +141,7 @@ public final class SQLiteStore: PersistentStore {
         self.configurationName = configurationName
         self.model = model
         self.isReadOnly = options.readOnly
-        self.state = Mutex(State(connection: connection))
+        self.state = Locked(State(connection: connection))
     }
 
     deinit {

@@ -1,0 +1,62 @@
+import Foundation
+
+/// One benchmark row: our median against the baseline's median, in the same run.
+struct BenchmarkRow: Codable {
+    var workload: String
+    var unit: String
+    var ours: Double
+    var baseline: Double
+    var ratio: Double
+    var target: Double
+    var better: String
+    var rssMiB: Double
+    var oursMin: Double
+    var oursMax: Double
+    var baselineMin: Double
+    var baselineMax: Double
+
+    enum CodingKeys: String, CodingKey {
+        case workload, unit, ours, baseline, ratio, target, better
+        case rssMiB = "rss_mib"
+        case oursMin = "ours_min", oursMax = "ours_max", baselineMin = "baseline_min", baselineMax = "baseline_max"
+    }
+}
+
+/// Timing and memory helpers.
+enum Measure {
+    /// Milliseconds taken by each of `runs` calls of `body`, after one warm-up call.
+    static func milliseconds(runs: Int, _ body: () throws -> Void) rethrows -> [Double] {
+        try body()
+        var samples: [Double] = []
+        for _ in 0..<runs {
+            let start = ContinuousClock.now
+            try body()
+            let elapsed = ContinuousClock.now - start
+            samples.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+        }
+        return samples
+    }
+
+    static func median(_ samples: [Double]) -> Double {
+        let sorted = samples.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+
+    /// The process's resident set size now, in MiB (`VmRSS` of `/proc/self/status`).
+    static func residentMiB() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let kib = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
+            return kib / 1024
+        }
+        return 0
+    }
+
+    static func row(_ workload: String, target: Double, ours: [Double], baseline: [Double]) -> BenchmarkRow {
+        let o = median(ours), b = median(baseline)
+        return BenchmarkRow(workload: workload, unit: "ms", ours: o, baseline: b, ratio: b > 0 ? o / b : 0, target: target,
+                            better: "lower", rssMiB: residentMiB(), oursMin: ours.min() ?? 0, oursMax: ours.max() ?? 0,
+                            baselineMin: baseline.min() ?? 0, baselineMax: baseline.max() ?? 0)
+    }
+}

@@ -1,0 +1,98 @@
+import CSQLite
+import Foundation
+
+/// The baseline: the sqlite3 C API used directly, with prepared statements.
+final class RawSQLite {
+    private var db: OpaquePointer?
+
+    init(path: String) {
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
+            fatalError("bench: cannot open \(path)")
+        }
+        exec("PRAGMA journal_mode=WAL")
+        exec("PRAGMA synchronous=NORMAL")
+    }
+
+    deinit { sqlite3_close_v2(db) }
+
+    func exec(_ sql: String) {
+        guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+            fatalError("bench: \(sql): \(String(cString: sqlite3_errmsg(db)))")
+        }
+    }
+
+    func prepare(_ sql: String) -> OpaquePointer? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
+            fatalError("bench: \(sql): \(String(cString: sqlite3_errmsg(db)))")
+        }
+        return statement
+    }
+
+    static let columns = (0..<10).map { "ZI\($0)" }
+
+    func createItemTable() {
+        exec("CREATE TABLE IF NOT EXISTS ZITEM (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, "
+             + Self.columns.map { "\($0) INTEGER" }.joined(separator: ", ") + ")")
+    }
+
+    /// Inserts `count` rows of 10 integers in one transaction with one prepared statement.
+    func insertItems(_ count: Int, firstKey: Int64 = 1) {
+        let statement = prepare("INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, " + Self.columns.joined(separator: ", ")
+                                + ") VALUES (?, 1, 1" + String(repeating: ", ?", count: 10) + ")")
+        exec("BEGIN")
+        for row in 0..<Int64(count) {
+            sqlite3_bind_int64(statement, 1, firstKey + row)
+            for column in 0..<10 { sqlite3_bind_int64(statement, Int32(column + 2), Bench.value(row, column)) }
+            guard sqlite3_step(statement) == SQLITE_DONE else { fatalError("bench: insert failed") }
+            sqlite3_reset(statement)
+        }
+        exec("COMMIT")
+        sqlite3_finalize(statement)
+    }
+
+    /// Steps every column of every row; returns a checksum so nothing is optimized away.
+    func selectAll(_ sql: String, bind: [Int64] = []) -> Int64 {
+        let statement = prepare(sql)
+        for (index, value) in bind.enumerated() { sqlite3_bind_int64(statement, Int32(index + 1), value) }
+        var sum: Int64 = 0
+        let count = sqlite3_column_count(statement)
+        while sqlite3_step(statement) == SQLITE_ROW {
+            for column in 0..<count { sum &+= sqlite3_column_int64(statement, column) }
+        }
+        sqlite3_finalize(statement)
+        return sum
+    }
+
+    /// Looks up each key with one prepared statement inside one read transaction.
+    func lookups(_ keys: [Int64]) -> Int64 {
+        let statement = prepare("SELECT * FROM ZITEM WHERE Z_PK = ?")
+        var sum: Int64 = 0
+        exec("BEGIN")
+        for key in keys {
+            sqlite3_bind_int64(statement, 1, key)
+            while sqlite3_step(statement) == SQLITE_ROW {
+                for column in 0..<13 { sum &+= sqlite3_column_int64(statement, Int32(column)) }
+            }
+            sqlite3_reset(statement)
+        }
+        exec("COMMIT")
+        sqlite3_finalize(statement)
+        return sum
+    }
+
+    /// `count` one-row transactions.
+    func singleRowTransactions(_ count: Int, firstKey: Int64) {
+        let statement = prepare("INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, " + Self.columns.joined(separator: ", ")
+                                + ") VALUES (?, 1, 1" + String(repeating: ", ?", count: 10) + ")")
+        for row in 0..<Int64(count) {
+            exec("BEGIN IMMEDIATE")
+            sqlite3_bind_int64(statement, 1, firstKey + row)
+            for column in 0..<10 { sqlite3_bind_int64(statement, Int32(column + 2), Bench.value(row, column)) }
+            guard sqlite3_step(statement) == SQLITE_DONE else { fatalError("bench: insert failed") }
+            sqlite3_reset(statement)
+            exec("COMMIT")
+        }
+        sqlite3_finalize(statement)
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import PersistKit
+
+// persistd-bench: PersistKit against raw SQLite, in the same process and the same run.
+// `make bench` runs it release-built and leaves the JSON at .build/bench.json.
+
+enum Bench {
+    /// The deterministic value of column `column` of row `row`, in 0..<1000.
+    static func value(_ row: Int64, _ column: Int) -> Int64 {
+        (row &* 7919 &+ Int64(column) &* 104_729) % 1000
+    }
+
+    static func model(indexed: Bool) -> ManagedObjectModel {
+        let item = EntityDescription(name: "Item", properties: (0..<10).map {
+            AttributeDescription(name: "i\($0)", type: .integer64, isOptional: false)
+        })
+        if indexed { item.indexes = [FetchIndexDescription(name: "byI7", elements: [.init(propertyName: "i7")])] }
+        return ManagedObjectModel(entities: [item])
+    }
+
+    static func open(_ url: URL, indexed: Bool = false) throws -> ManagedObjectContext {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model(indexed: indexed))
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+
+    static func remove(_ url: URL) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+    }
+
+    static let keys = (0..<10).map { "i\($0)" }
+
+    static func insertObjects(_ count: Int, into context: ManagedObjectContext) throws {
+        guard let entity = context.persistentStoreCoordinator?.managedObjectModel.entitiesByName["Item"] else { return }
+        try context.performAndWait {
+            for row in 0..<Int64(count) {
+                let object = ManagedObject(entity: entity, insertInto: context)
+                for (column, key) in keys.enumerated() { object.setValue(value(row, column), forKey: key) }
+            }
+            try context.save()
+        }
+    }
+}
+
+var runs = 5
+var jsonPath: String?
+var scale = 1
+var only: String?
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = arguments.next() {
+    switch argument {
+    case "--runs": runs = Int(arguments.next() ?? "") ?? runs
+    case "--json": jsonPath = arguments.next()
+    case "--quick": scale = 10
+    case "--only": only = arguments.next()
+    default:
+        FileHandle.standardError.write(Data("usage: persistd-bench [--runs N] [--json PATH] [--quick] [--only WORKLOAD]\n".utf8))
+        exit(2)
+    }
+}
+
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("persistd-bench-\(ProcessInfo.processInfo.processIdentifier)")
+try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: directory) }
+var rows: [BenchmarkRow] = []
+/// Whether workload `number` runs (all of them unless `--only N` names one).
+@MainActor func wanted(_ number: String) -> Bool { only == nil || only == number }
+
+@MainActor func report(_ row: BenchmarkRow) {
+    rows.append(row)
+    let name = row.workload.padding(toLength: 46, withPad: " ", startingAt: 0)
+    print(name + String(format: "%10.2f %10.2f %7.2fx  (target %.1f, rss %.0f MiB)", row.ours, row.baseline, row.ratio,
+                        row.target, row.rssMiB))
+}
+print("workload (median of \(runs) runs, ms)".padding(toLength: 46, withPad: " ", startingAt: 0) + "      ours        raw    ratio")
+
+if wanted("1") {
+    // 1. Insert 50,000 objects of 10 Integer 64 attributes, one save.
+    let insertCount = 50_000 / scale
+    let insertURL = directory.appendingPathComponent("insert.sqlite"), rawInsertURL = directory.appendingPathComponent("insert-raw.sqlite")
+    let insertOurs = try Measure.milliseconds(runs: runs) {
+        Bench.remove(insertURL)
+        try Bench.insertObjects(insertCount, into: try Bench.open(insertURL))
+    }
+    let insertRaw = Measure.milliseconds(runs: runs) {
+        Bench.remove(rawInsertURL)
+        let raw = RawSQLite(path: rawInsertURL.path)
+        raw.createItemTable()
+        raw.insertItems(insertCount)
+    }
+    report(Measure.row("1 insert \(insertCount) objects, one save", target: 1.5, ours: insertOurs, baseline: insertRaw))
+}
+
+// The 200,000-row store the read workloads share (and one with a fetch index).
+let fetchCount = 200_000 / scale
+let storeURL = directory.appendingPathComponent("items.sqlite"), indexedURL = directory.appendingPathComponent("items-indexed.sqlite")
+if wanted("2") || wanted("3") || wanted("4") {
+    try Bench.insertObjects(fetchCount, into: try Bench.open(storeURL))
+    try Bench.insertObjects(fetchCount, into: try Bench.open(indexedURL, indexed: true))
+}
+var checksum: Int64 = 0
+let fetchRawDB = RawSQLite(path: storeURL.path)
+let columnList = "Z_PK, Z_ENT, Z_OPT, " + RawSQLite.columns.joined(separator: ", ")
+
+if wanted("2") {
+    // 2. Fetch every object and read all 10 attributes.
+    let fetchOurs = try Measure.milliseconds(runs: runs) {
+        let context = try Bench.open(storeURL)
+        try context.performAndWait {
+            for object in try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) {
+                for key in Bench.keys { checksum &+= object.value(forKey: key) as? Int64 ?? 0 }
+            }
+        }
+    }
+    let fetchRaw = Measure.milliseconds(runs: runs) { checksum &+= fetchRawDB.selectAll("SELECT \(columnList) FROM ZITEM") }
+    report(Measure.row("2 fetch \(fetchCount) objects, read 10 attributes", target: 1.5, ours: fetchOurs, baseline: fetchRaw))
+}
+
+if wanted("3") {
+    // 3. Predicate, sort and limit, without and with a fetch index.
+    for (label, url) in [("no index", storeURL), ("fetch index", indexedURL)] {
+        let predicate = FetchPredicate.comparison(.keyPath("i3"), .greaterThan, .constant(.integer(500)))
+            && .comparison(.keyPath("i5"), .lessThan, .constant(.integer(300)))
+        let context = try Bench.open(url, indexed: url == indexedURL)
+        let ours = try Measure.milliseconds(runs: runs) {
+            let request = FetchRequest<ManagedObject>(entityName: "Item")
+            request.predicate = predicate
+            request.sortDescriptors = [FetchSortDescriptor(key: "i7")]
+            request.fetchLimit = 100
+            try context.performAndWait {
+                for object in try context.fetch(request) { checksum &+= object.value(forKey: "i7") as? Int64 ?? 0 }
+                context.reset()
+            }
+        }
+        let raw = RawSQLite(path: url.path)
+        let baseline = Measure.milliseconds(runs: runs) {
+            checksum &+= raw.selectAll("SELECT \(columnList) FROM ZITEM WHERE ZI3 > ? AND ZI5 < ? ORDER BY ZI7 LIMIT 100", bind: [500, 300])
+        }
+        report(Measure.row("3 predicate+sort+limit 100 (\(label))", target: 1.3, ours: ours, baseline: baseline))
+    }
+}
+
+if wanted("4") {
+    // 4. 100,000 lookups by object ID.
+    let lookupCount = 100_000 / scale
+    var generator = SystemRandomNumberGenerator()
+    let lookupKeys = (0..<lookupCount).map { _ in Int64.random(in: 1...Int64(fetchCount), using: &generator) }
+    let lookupContext = try Bench.open(storeURL)
+    guard let itemEntity = lookupContext.persistentStoreCoordinator?.managedObjectModel.entitiesByName["Item"],
+          let storeIdentifier = lookupContext.persistentStoreCoordinator?.persistentStores.first?.identifier else { exit(1) }
+    let lookupIDs = lookupKeys.map { ManagedObjectID(entity: itemEntity, storeIdentifier: storeIdentifier, primaryKey: $0) }
+    let lookupOurs = try Measure.milliseconds(runs: runs) {
+        try lookupContext.performAndWait {
+            for id in lookupIDs { checksum &+= try lookupContext.existingObject(with: id).value(forKey: "i0") as? Int64 ?? 0 }
+            lookupContext.reset()
+        }
+    }
+    let lookupRaw = Measure.milliseconds(runs: runs) { checksum &+= fetchRawDB.lookups(lookupKeys) }
+    report(Measure.row("4 \(lookupCount) lookups by object ID", target: 1.5, ours: lookupOurs, baseline: lookupRaw))
+}
+
+if wanted("6") {
+    // 6. 1,000 saves of one object each.
+    let saveCount = 1_000 / scale
+    let savesURL = directory.appendingPathComponent("saves.sqlite"), rawSavesURL = directory.appendingPathComponent("saves-raw.sqlite")
+    Bench.remove(savesURL)
+    let savesContext = try Bench.open(savesURL)
+    let savesOurs = try Measure.milliseconds(runs: runs) {
+        for _ in 0..<saveCount { try Bench.insertObjects(1, into: savesContext) }
+    }
+    Bench.remove(rawSavesURL)
+    let rawSaves = RawSQLite(path: rawSavesURL.path)
+    rawSaves.createItemTable()
+    var nextKey: Int64 = 1
+    let savesRaw = Measure.milliseconds(runs: runs) {
+        rawSaves.singleRowTransactions(saveCount, firstKey: nextKey)
+        nextKey += Int64(saveCount)
+    }
+    report(Measure.row("6 \(saveCount) saves of one object", target: 1.2, ours: savesOurs, baseline: savesRaw))
+}
+
+print("checksum \(checksum)")
+if let jsonPath {
+    struct Report: Codable { var machine: String; var runs: Int; var rows: [BenchmarkRow] }
+    let machine = "\(ProcessInfo.processInfo.hostName), \(ProcessInfo.processInfo.activeProcessorCount) cores, "
+        + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB"
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    try encoder.encode(Report(machine: machine, runs: runs, rows: rows)).write(to: URL(fileURLWithPath: jsonPath))
+}

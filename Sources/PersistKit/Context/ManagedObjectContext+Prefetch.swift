@@ -1,0 +1,121 @@
+import Foundation
+
+/// The objects of one batch of a batched fetch (``FetchRequest/fetchBatchSize``) whose data is
+/// loaded together, with one store call, when the first of them is touched.
+final class FaultingBatch {
+    /// The IDs of the batch, in fetch order.
+    let objectIDs: [ManagedObjectID]
+
+    init(objectIDs: [ManagedObjectID]) {
+        self.objectIDs = objectIDs
+    }
+}
+
+extension ManagedObjectContext {
+    /// A batched fetch: every matching ID at once, the first batch's rows right away, and a
+    /// ``FaultingBatch`` on each later object so touching one loads its batch.
+    func fetchInBatches(_ request: StoreFetchRequest, batchSize: Int, store: any PersistentStore) throws -> [ManagedObject] {
+        let ids = try store.fetchObjectIDs(request)
+        let objects = ids.map { id in registered[id] ?? registerFault(id, row: nil) }
+        for start in stride(from: 0, to: objects.count, by: batchSize) {
+            let batch = objects[start..<min(start + batchSize, objects.count)]
+            let needing = batch.filter { $0._isFault && $0.pendingRow == nil }
+            if needing.isEmpty { continue }
+            if start == 0 {
+                for row in try loadRows(for: needing.map(\.objectID)) {
+                    if let object = registered[row.objectID], object._isFault { object.pendingRow = row }
+                }
+            } else {
+                let group = FaultingBatch(objectIDs: needing.map(\.objectID))
+                for object in needing { object.faultingBatch = group }
+            }
+        }
+        return objects
+    }
+
+    /// Loads the rows of every object of `batch` that is still a fault without data, with one
+    /// call to the parent or store, and leaves each row with its object.
+    func loadFaultingBatch(_ batch: FaultingBatch) {
+        let needing = batch.objectIDs.filter { id in
+            guard let object = registered[id] else { return false }
+            return object._isFault && object.pendingRow == nil
+        }
+        let rows = (try? loadRows(for: needing)) ?? []
+        for row in rows {
+            if let object = registered[row.objectID], object._isFault { object.pendingRow = row }
+        }
+        for id in batch.objectIDs where registered[id]?.faultingBatch === batch {
+            registered[id]?.faultingBatch = nil
+        }
+    }
+
+    /// Fetches the destinations of each relationship key path for `objects`: one store call
+    /// per hop (``PersistentStore/prefetchDestinations(of:relationship:)`` for a to-many hop,
+    /// ``PersistentStore/rows(for:)`` for a to-one hop). To-many memberships become loaded,
+    /// destinations become faults holding their rows. Objects without data at hand (later
+    /// batches of a batched fetch) are skipped. A child context does not prefetch: its values
+    /// come from its parent.
+    func prefetch(_ keyPaths: [String], for objects: [ManagedObject], entity: EntityDescription) throws {
+        guard parent == nil else { return }
+        for keyPath in keyPaths {
+            var sources = objects.filter { !$0._isDeleted }
+            var current = entity
+            for component in keyPath.split(separator: ".").map(String.init) {
+                guard let relationship = current.relationshipsByName[component] ?? sources.lazy.compactMap({
+                    $0.entity.relationshipsByName[component]
+                }).first, let destination = relationship.destinationEntity else {
+                    throw PersistenceError(.persistentStoreOperation,
+                                           "relationshipKeyPathsForPrefetching names \(keyPath), but \(current.name) has no relationship \(component)")
+                }
+                sources = try prefetch(relationship, for: sources)
+                current = destination
+                if sources.isEmpty { break }
+            }
+        }
+    }
+
+    /// Prefetches one relationship for `sources` and returns the destination objects.
+    private func prefetch(_ relationship: RelationshipDescription, for sources: [ManagedObject]) throws -> [ManagedObject] {
+        var next: [ManagedObject] = []
+        var seen: Set<ObjectIdentifier> = []
+        func add(_ object: ManagedObject) {
+            if seen.insert(ObjectIdentifier(object)).inserted { next.append(object) }
+        }
+        if relationship.isToMany {
+            var needing: [ManagedObject] = []
+            for source in sources where source.entity.relationshipsByName[relationship.name] === relationship {
+                if source._isInserted || source.objectID.isTemporaryID || source.toMany[relationship.name]?.committed != nil {
+                    for id in source.toManyMembers(relationship) { add(object(with: id)) }
+                } else {
+                    needing.append(source)
+                }
+            }
+            guard let first = needing.first else { return next }
+            let store = try rootStore(for: first.entity)
+            let destinations = try store.prefetchDestinations(of: needing.map(\.objectID), relationship: relationship)
+            for source in needing {
+                let rows = destinations[source.objectID] ?? []
+                source.toMany[relationship.name, default: ToManyState()].committed = rows.map(\.objectID)
+                for row in rows { add(materialize(row, asFault: true)) }
+            }
+            return next
+        }
+
+        var wanted: [ManagedObjectID] = []
+        var wantedSet: Set<ManagedObjectID> = []
+        for source in sources {
+            guard let slot = source.entity.slotIndex(of: relationship.name) else { continue }
+            let values = source._isFault ? source.pendingRow?.values : source.values
+            guard let values, slot < values.count, case .object(let id) = values[slot] else { continue }
+            let destination = object(with: id)
+            add(destination)
+            if destination._isFault && destination.pendingRow == nil && !id.isTemporaryID && wantedSet.insert(id).inserted {
+                wanted.append(id)
+            }
+        }
+        if !wanted.isEmpty {
+            for row in try loadRows(for: wanted) { _ = materialize(row, asFault: true) }
+        }
+        return next
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+
+extension SQLiteStore {
+    /// The `WHERE` conditions of a request (entity restriction, then predicate) compiled with
+    /// `compiler`, and their arguments; the same SQL ``compileFetch(_:)`` produces.
+    func whereClause(_ request: StoreFetchRequest, _ compiler: inout SQLitePredicateCompiler) throws
+        -> (table: SQLiteSchema.Table, sql: String, arguments: [StoreValue]) {
+        let layout = try layout(of: request.entity)
+        let table = schema.tables[layout.tableIndex]
+        var conditions: [String] = []
+        var arguments: [StoreValue] = []
+        let numbers = request.includesSubentities ? layout.selfAndDescendantNumbers : [layout.number]
+        let tableNumbers = schema.entities.values.filter { $0.tableIndex == layout.tableIndex }.count
+        if numbers.count != tableNumbers {
+            conditions.append("\"t0\".\"Z_ENT\" IN (\(numbers.map { _ in "?" }.joined(separator: ", ")))")
+            arguments += numbers.map { .integer(Int64($0)) }
+        }
+        let before = compiler.arguments.count
+        if let predicate = request.predicate {
+            let condition = try compiler.compile(predicate)
+            if condition != "1" { conditions.append(condition) }
+        }
+        arguments += compiler.arguments[before...]
+        return (table, conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
+    }
+
+    /// `FROM table AS t0 <joins>` for the joins `compiler` collected.
+    func fromClause(_ table: SQLiteSchema.Table, _ compiler: SQLitePredicateCompiler) -> String {
+        (["\(SQLiteSchema.quote(table.name)) AS \"t0\""] + compiler.joins).joined(separator: " ")
+    }
+
+    /// The IDs of the matching rows, reading only `Z_PK` and `Z_ENT`.
+    public func fetchObjectIDs(_ request: StoreFetchRequest) throws -> [ManagedObjectID] {
+        var (_, from, whereClause, orderBy, arguments) = try compileFetch(request)
+        let limit = limitClause(request, &arguments)
+        let sql = "SELECT \"t0\".\"Z_PK\", \"t0\".\"Z_ENT\" FROM \(from)\(whereClause)\(orderBy)\(limit)"
+        return try withConnection(.sqlite, "fetching \(request.entity.name) IDs failed") { connection in
+            var ids: [ManagedObjectID] = []
+            try connection.cachedStatement(sql).forEachRow(arguments) { statement in
+                guard let entity = schema.entitiesByNumber[Int(statement.int64(1))] else { return }
+                ids.append(ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: statement.int64(0)))
+            }
+            return ids
+        }
+    }
+
+    /// The destination rows of a to-many relationship for many sources with one query per 500
+    /// sources: by the inverse foreign key (the source is in each row), or through the join table.
+    public func prefetchDestinations(of sources: [ManagedObjectID], relationship: RelationshipDescription) throws
+        -> [ManagedObjectID: [RowSnapshot]] {
+        guard relationship.isToMany, let destination = relationship.destinationEntity, let sourceEntity = relationship.entity else {
+            throw PersistenceError(.persistentStoreOperation, "\(relationship.name) is not a to-many relationship")
+        }
+        guard let destinationTable = schema.table(of: destination) else {
+            throw PersistenceError(.persistentStoreOperation, "the store does not hold entity \(destination.name)", path: url?.path)
+        }
+        let keys = sources.filter { !$0.isTemporaryID && $0.storeIdentifier == identifier }
+        var sourceByKey: [Int64: ManagedObjectID] = [:]
+        for id in keys { sourceByKey[id.primaryKey] = id }
+        let from: String
+        let sourceColumn: String
+        let order: String
+        if let join = schema.joinTable(of: relationship) {
+            let canonical = join.relationship === relationship
+            let mine = canonical ? join.sourceColumn : join.destinationColumn
+            let theirs = canonical ? join.destinationColumn : join.sourceColumn
+            let orderColumn = (canonical ? join.destinationOrderColumn : join.sourceOrderColumn) ?? theirs
+            sourceColumn = "\"j\".\(SQLiteSchema.quote(mine))"
+            from = "\(SQLiteSchema.quote(join.name)) AS \"j\" JOIN \(SQLiteSchema.quote(destinationTable.name)) AS \"t0\" ON \"t0\".\"Z_PK\" = \"j\".\(SQLiteSchema.quote(theirs))"
+            order = "\(sourceColumn), \"j\".\(SQLiteSchema.quote(orderColumn)), \"t0\".\"Z_PK\""
+        } else {
+            guard let inverse = relationship.inverseRelationship,
+                  let (_, column) = schema.column(named: inverse.name, of: destination) else {
+                throw PersistenceError(.persistentStoreOperation, "no column holds the inverse of \(sourceEntity.name).\(relationship.name)", path: url?.path)
+            }
+            sourceColumn = "\"t0\".\(SQLiteSchema.quote(column.name))"
+            from = "\(SQLiteSchema.quote(destinationTable.name)) AS \"t0\""
+            let fok = relationship.isOrdered ? schema.orderColumn(ofOrdered: relationship).map { "\"t0\".\(SQLiteSchema.quote($0)), " } ?? "" : ""
+            order = "\(sourceColumn), \(fok)\"t0\".\"Z_PK\""
+        }
+        let allKeys = keys.map(\.primaryKey)
+        return try withConnection(.sqlite, "prefetching \(sourceEntity.name).\(relationship.name) failed") { connection in
+            var result: [ManagedObjectID: [RowSnapshot]] = [:]
+            for start in stride(from: 0, to: allKeys.count, by: 500) {
+                let batch = Array(allKeys[start..<min(start + 500, allKeys.count)])
+                let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(from) WHERE \(sourceColumn) IN (\(batch.map { _ in "?" }.joined(separator: ", "))) ORDER BY \(order)"
+                let sourceIndex = Int32(3 + destinationTable.columns.count)
+                try connection.prepare(sql).forEachRow(batch.map { .integer($0) }) { statement in
+                    guard let row = decodeRow(statement), row.objectID.entity.isKind(of: destination),
+                          let source = sourceByKey[statement.int64(sourceIndex)] else { return }
+                    result[source, default: []].append(row)
+                }
+            }
+            return result
+        }
+    }
+
+    /// Dictionary results in one `SELECT [DISTINCT] … FROM … WHERE … GROUP BY … HAVING …
+    /// ORDER BY … LIMIT`, with the same results as the in-memory default.
+    ///
+    /// Without sort descriptors, grouped results are ordered by their grouped values, as the
+    /// in-memory default orders them.
+    public func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: StoreValue]] {
+        try request.validate()
+        var compiler = SQLitePredicateCompiler(schema: schema, entity: request.fetch.entity)
+        let (table, whereSQL, whereArguments) = try whereClause(request.fetch, &compiler)
+        var expressions = SQLiteExpressionSQL(compiler: compiler)
+
+        var selected: [(name: String, sql: String, decode: SQLiteExpressionSQL.Kind, type: AttributeType?)] = []
+        for column in request.columns {
+            switch column {
+            case .keyPath(let path):
+                let (sql, kind) = try expressions.sql(.keyPath(path))
+                selected.append((path, sql, kind, nil))
+            case .expression(let name, let expression, let type):
+                let (sql, _) = try expressions.sql(expression)
+                selected.append((name, sql, .computed, type))
+            }
+        }
+        let selectArguments = expressions.arguments
+        expressions.arguments = []
+
+        var groupBy: [String] = []
+        var byName: [String: FetchExpression] = [:]
+        for column in request.groupBy {
+            switch column {
+            case .keyPath(let path):
+                groupBy.append(try expressions.sql(.keyPath(path)).sql)
+                byName[path] = .keyPath(path)
+            case .expression(let name, let expression, _):
+                groupBy.append(try expressions.sql(expression).sql)
+                byName[name] = expression
+            }
+        }
+        for case .expression(let name, let expression, _) in request.columns { byName[name] = expression }
+        let groupArguments = expressions.arguments
+        expressions.arguments = []
+
+        var having = ""
+        if let predicate = request.having {
+            having = " HAVING " + (try expressions.condition(predicate.replacingKeyPaths { byName[$0] }))
+        }
+        let havingArguments = expressions.arguments
+        expressions.arguments = []
+
+        var orderTerms: [String] = []
+        let selectedNames = Set(selected.map(\.name))
+        for descriptor in request.fetch.sortDescriptors {
+            var term: String
+            if selectedNames.contains(descriptor.key), case .expression? = request.columns.first(where: { $0.name == descriptor.key }) {
+                term = SQLiteSchema.quote(descriptor.key)
+            } else {
+                term = try expressions.sql(.keyPath(descriptor.key)).sql
+            }
+            switch descriptor.comparison {
+            case .compare: break
+            case .caseInsensitiveCompare: term += " COLLATE NOCASE"
+            case .localizedStandardCompare: throw SQLiteExpressionSQL.unsupported("localizedStandardCompare sorting")
+            }
+            orderTerms.append(term + (descriptor.ascending ? "" : " DESC"))
+        }
+        if orderTerms.isEmpty && request.isGrouped { orderTerms = groupBy }
+        let orderArguments = expressions.arguments
+
+        var limitArguments: [StoreValue] = []
+        let limit = limitClause(request.fetch, &limitArguments)
+        let grouping = groupBy.isEmpty ? "" : " GROUP BY " + groupBy.joined(separator: ", ")
+        let select = selected.enumerated().map { "\($0.element.sql) AS \(SQLiteSchema.quote($0.element.name))" }.joined(separator: ", ")
+        let sql = "SELECT \(request.distinct ? "DISTINCT " : "")\(select) FROM \(fromClause(table, expressions.compiler))\(whereSQL)\(grouping)\(having)\(orderTerms.isEmpty ? "" : " ORDER BY " + orderTerms.joined(separator: ", "))\(limit)"
+        let arguments = selectArguments + whereArguments + groupArguments + havingArguments + orderArguments + limitArguments
+
+        return try withConnection(.sqlite, "fetching \(request.fetch.entity.name) dictionaries failed") { connection in
+            var results: [[String: StoreValue]] = []
+            try connection.prepare(sql).forEachRow(arguments) { statement in
+                var dictionary: [String: StoreValue] = [:]
+                for (index, column) in selected.enumerated() {
+                    let value = decodeColumn(statement, Int32(index), column.decode, column.type)
+                    if !value.isNull { dictionary[column.name] = value }
+                }
+                results.append(dictionary)
+            }
+            return results
+        }
+    }
+
+    /// One selected value, decoded by what produced it.
+    private func decodeColumn(_ statement: SQLiteStatement, _ index: Int32, _ kind: SQLiteExpressionSQL.Kind,
+                              _ type: AttributeType?) -> StoreValue {
+        if statement.isNull(index) { return .null }
+        switch kind {
+        case .attribute(let attributeType):
+            return decodeAttribute(statement, index, attributeType)
+        case .toOne(let relationship):
+            guard let destination = relationship.destinationEntity else { return .null }
+            return .object(ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: statement.int64(index)))
+        case .primaryKey(let entity):
+            return .object(ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: statement.int64(index)))
+        case .computed:
+            let raw: StoreValue
+            switch statement.columnType(index) {
+            case SQLiteStatement.integerType: raw = .integer(statement.int64(index))
+            case SQLiteStatement.floatType: raw = .double(statement.double(index))
+            case SQLiteStatement.blobType: raw = .data(statement.data(index))
+            default: raw = .string(statement.string(index))
+            }
+            guard let type else { return raw }
+            if case .string(let text) = raw, type == .decimal {
+                return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")).map(StoreValue.decimal) ?? .null
+            }
+            return StoreValueCoercion.coerce(raw, to: type)
+        }
+    }
+}
