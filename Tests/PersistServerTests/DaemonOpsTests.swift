@@ -126,7 +126,8 @@ struct DaemonOpsTests {
         #expect(try client.result(["op": "fetch", "entity": "Person", "resultType": "count"]) == ["count": 5])
         let ages = try client.result(["op": "fetch", "entity": "Person", "resultType": "dictionaries", "properties": ["age"],
                                       "distinct": true, "sort": ["age"]])
-        #expect(ages == ["rows": [["age": 19], ["age": 25], ["age": 30], ["age": 41]]])
+        // Dictionary rows come from the store: pending changes are not included (as in Core Data).
+        #expect(ages == ["rows": [["age": 25], ["age": 30], ["age": 41]]])
         let other = try daemon.connect()
         #expect(try other.result(["op": "fetch", "entity": "Person", "resultType": "count"]) == ["count": 4])
     }

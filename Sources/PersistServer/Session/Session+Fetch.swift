@@ -7,11 +7,12 @@ extension Session {
         let fields = RequestFields(body, op: "fetch")
         let entity = try fields.entity(in: state.container.managedObjectModel)
         let resultType = try fields.string("resultType") ?? "objects"
+        if resultType == "dictionaries" { return try dictionaries(fields, entity: entity, in: context) }
+        if fields.has("groupBy") || fields.has("having") {
+            throw WireError(.badRequest, "fetch: groupBy and having need resultType \"dictionaries\"")
+        }
         let properties = try fields.stringArray("properties")
         if let properties { for name in properties { _ = try entity.checkProperty(name) } }
-        if fields.has("groupBy") || fields.has("having") {
-            throw WireError(.badRequest, "fetch: groupBy and having are not available yet")
-        }
         switch resultType {
         case "objects":
             let request = FetchRequest<ManagedObject>(entity: entity)
@@ -30,20 +31,72 @@ extension Session {
             try configure(request, fields: fields, entity: entity)
             let count = try run { try context.count(for: request) }
             return .object(["count": .integer(Int64(count))])
-        case "dictionaries":
-            let request = FetchRequest<[String: Any]>(entity: entity)
-            try configure(request, fields: fields, entity: entity)
-            request.resultType = .dictionaryResultType
-            request.propertiesToFetch = properties
-            request.returnsDistinctResults = try fields.bool("distinct") ?? false
-            let rows = try run { try context.fetch(request) }
-            let names = properties ?? entity.allProperties.filter { !$0.isTransient && !(($0 as? RelationshipDescription)?.isToMany ?? false) }.map(\.name)
-            return .object(["rows": .array(rows.map { row in
-                .object(names.compactMap { name in row[name].map { JSON.Member(name, WireValueCoder.encode(any: $0)) } ?? JSON.Member(name, .null) })
-            })])
         default:
             throw WireError(.badRequest, "fetch: resultType must be \"objects\", \"ids\", \"count\" or \"dictionaries\", not \"\(resultType)\"")
         }
+    }
+
+    /// `fetch` with `resultType: "dictionaries"` → `{"rows":[…]}`: `properties` are key paths
+    /// or aggregates `{"name":"n","function":"count|sum|average|min|max","key":"abv","type"?:"double"}`,
+    /// `groupBy` key paths, `having` a predicate over grouped key paths and aggregate names.
+    private func dictionaries(_ fields: RequestFields, entity: EntityDescription, in context: ManagedObjectContext) throws(WireError) -> JSON {
+        let request = FetchRequest<[String: Any]>(entity: entity)
+        try configure(request, fields: fields, entity: entity)
+        request.resultType = .dictionaryResultType
+        request.returnsDistinctResults = try fields.bool("distinct") ?? false
+        var names: [String] = []
+        if let properties = try fields.array("properties") {
+            var toFetch: [Any] = []
+            for property in properties {
+                switch property {
+                case .string(let keyPath):
+                    try entity.checkKeyPath(keyPath)
+                    toFetch.append(keyPath)
+                    names.append(keyPath)
+                case .object:
+                    let description = try aggregate(property, entity: entity)
+                    toFetch.append(description)
+                    names.append(description.name)
+                default:
+                    throw WireError(.badRequest, "fetch: each property is a key path or an aggregate object, not \(property.typeName)")
+                }
+            }
+            request.propertiesToFetch = toFetch
+        } else {
+            names = entity.allProperties.filter { !$0.isTransient && !(($0 as? RelationshipDescription)?.isToMany ?? false) }.map(\.name)
+        }
+        if let groupBy = try fields.stringArray("groupBy") {
+            for keyPath in groupBy { try entity.checkKeyPath(keyPath) }
+            request.propertiesToGroupBy = groupBy
+        }
+        if let having = try fields.string("having") {
+            request.havingPredicate = try parsePredicate(having, arguments: nil, op: "fetch")
+        }
+        let rows = try run { try context.fetch(request) }
+        return .object(["rows": .array(rows.map { row in
+            .object(names.map { name in JSON.Member(name, WireValueCoder.encode(any: row[name] ?? nil)) })
+        })])
+    }
+
+    private func aggregate(_ json: JSON, entity: EntityDescription) throws(WireError) -> ExpressionDescription {
+        let fields = RequestFields(json, op: "fetch: aggregate")
+        let name = try fields.requiredString("name")
+        let function = try fields.requiredString("function")
+        guard ["count", "sum", "average", "min", "max"].contains(function) else {
+            throw WireError(.badRequest, "fetch: aggregate function must be count, sum, average, min or max, not \"\(function)\"")
+        }
+        let key = try fields.requiredString("key")
+        try entity.checkKeyPath(key)
+        var type: AttributeType = function == "count" ? .integer64 : (function == "average" ? .double : .double)
+        if function == "min" || function == "max" || function == "sum",
+           let attribute = entity.attributesByName[key] { type = attribute.attributeType }
+        if let typeName = try fields.string("type") {
+            guard let named = AttributeType(rawValue: typeName) else {
+                throw WireError(.badRequest, "fetch: unknown aggregate type \"\(typeName)\"")
+            }
+            type = named
+        }
+        return ExpressionDescription(name: name, expression: .function(function + ":", [.keyPath(key)]), resultType: type)
     }
 
     /// `count {entity, predicate?, arguments?}` → `{"count":n}`.

@@ -4,10 +4,15 @@ extension Session {
     /// The predicate `"predicate"` holds, with `"arguments"` filled in: an array for
     /// `%@`/`%K`, an object for `$VARIABLES`.
     func predicate(_ fields: RequestFields, entity: EntityDescription) throws(WireError) -> FetchPredicate? {
-        guard try fields.string("predicate") != nil else {
+        guard let format = try fields.string("predicate") else {
             if fields.has("arguments") { throw WireError(.badRequest, "\(fields.op): \"arguments\" without \"predicate\"") }
             return nil
         }
-        throw WireError(.badRequest, "\(fields.op): predicates are not available yet (the format-string parser has not landed)")
+        return try parsePredicate(format, arguments: fields.body["arguments"], op: fields.op)
+    }
+
+    /// Parses a predicate format string.
+    func parsePredicate(_ format: String, arguments: JSON?, op: String) throws(WireError) -> FetchPredicate {
+        throw WireError(.badRequest, "\(op): predicates are not available yet (the format-string parser has not landed)")
     }
 }
