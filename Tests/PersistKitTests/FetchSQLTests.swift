@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import PersistKit
 
@@ -10,7 +9,7 @@ struct FetchSQLTests {
 
     /// The SQL the store runs while `body` runs.
     private func sql(_ store: SQLiteStore, _ body: () throws -> Void) rethrows -> [String] {
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         store.setStatementObserver { sql in seen.withLock { $0.append(sql) } }
         defer { store.setStatementObserver(nil) }
         try body()

@@ -54,6 +54,9 @@ public struct ComparisonPredicate: Sendable, Hashable {
         public static let diacriticInsensitive = Options(rawValue: 2)
         /// `[n]`: the strings are already normalized; compare them as they are.
         public static let normalized = Options(rawValue: 4)
+        /// `[l]`: compare as the current locale does. Accepted by the parser, as Foundation's is;
+        /// evaluation and the stores ignore it.
+        public static let localeSensitive = Options(rawValue: 8)
     }
 
     /// The left expression.

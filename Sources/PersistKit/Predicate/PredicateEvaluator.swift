@@ -80,6 +80,11 @@ public struct PredicateEvaluator<Resolver: PredicateObjectResolver> {
             return try value(at: path, from: value(of: base, self: object, variables: variables))
         case .variable(let name):
             return try variable(name, in: variables)
+        case .function("objectFrom:withIndex:", let arguments)
+            where arguments.count == 2 && PredicateFunctions.indexSymbol(arguments[1]) != nil:
+            // `items[FIRST]`, `items[LAST]`, `items[SIZE]`.
+            let collection = try value(of: arguments[0], self: object, variables: variables)
+            return try PredicateFunctions.element(of: collection, symbol: PredicateFunctions.indexSymbol(arguments[1]) ?? "")
         case .function(let name, let arguments):
             let values = try arguments.map { try value(of: $0, self: object, variables: variables) }
             return try PredicateFunctions.apply(function: name, to: values, now: now)
@@ -107,9 +112,15 @@ public struct PredicateEvaluator<Resolver: PredicateObjectResolver> {
     /// over the elements (flattening nested collections); through `nil` it yields `nil`.
     public func value(at path: String, from base: StoreValue) throws -> StoreValue {
         var current = base
-        for component in path.split(separator: ".", omittingEmptySubsequences: false) {
+        let components = path.split(separator: ".", omittingEmptySubsequences: false)
+        for (position, component) in components.enumerated() {
             let key = String(component)
             if key.isEmpty { throw PersistenceError.predicate("the key path \(path) has an empty component", key: path) }
+            if key.hasPrefix("@"), key != "@count", position < components.count - 1 {
+                // Foundation's order, `employees.@avg.age`: the operator applies to the rest of the path.
+                let rest = components[(position + 1)...].joined(separator: ".")
+                return try PredicateFunctions.collectionOperator(key, on: value(at: rest, from: current))
+            }
             if key.hasPrefix("@") {
                 current = try PredicateFunctions.collectionOperator(key, on: current)
             } else if key == "SELF" || key == "self" {

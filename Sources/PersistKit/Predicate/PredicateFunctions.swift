@@ -62,6 +62,23 @@ public enum PredicateFunctions {
         case "average:": return try collectionOperator("@avg", on: .array(arguments.flatMap { elements(of: $0) }))
         case "min:": return try collectionOperator("@min", on: .array(arguments.flatMap { elements(of: $0) }))
         case "max:": return try collectionOperator("@max", on: .array(arguments.flatMap { elements(of: $0) }))
+        case "bitwiseAnd:with:", "bitwiseOr:with:", "bitwiseXor:with:":
+            let (a, b) = (try argument(0), try argument(1))
+            if a.isNull || b.isNull { return .null }
+            guard case .integer(let x)? = integer(a), case .integer(let y)? = integer(b) else {
+                throw PersistenceError.predicate("\(name) needs integers, not \(a) and \(b)", key: name)
+            }
+            return .integer(name == "bitwiseAnd:with:" ? x & y : name == "bitwiseOr:with:" ? x | y : x ^ y)
+        case "objectFrom:withIndex:":
+            let (collection, index) = (try argument(0), try argument(1))
+            guard case .integer(let i)? = integer(index) else {
+                throw PersistenceError.predicate("an index must be an integer, FIRST, LAST or SIZE, not \(index)", key: name)
+            }
+            let elements = elements(of: collection)
+            guard i >= 0, i < elements.count else {
+                throw PersistenceError.predicate("the index \(i) is outside a collection of \(elements.count) elements", key: name)
+            }
+            return elements[Int(i)]
         case "castObject:toType:":
             guard case .string(let type) = try argument(1) else {
                 throw PersistenceError.predicate("CAST needs a type name", key: name)
@@ -69,6 +86,26 @@ public enum PredicateFunctions {
             return try cast(try argument(0), to: type)
         default:
             throw PersistenceError.predicate("the function \(name) is not supported", key: name)
+        }
+    }
+
+    /// The symbol of an index expression `[FIRST]`, `[LAST]` or `[SIZE]` (the parser writes
+    /// them as argument-less functions of those names), or `nil`.
+    public static func indexSymbol(_ expression: FetchExpression) -> String? {
+        if case .function(let name, let arguments) = expression, arguments.isEmpty, ["FIRST", "LAST", "SIZE"].contains(name) {
+            return name
+        }
+        return nil
+    }
+
+    /// `collection[FIRST]` (or `nil` when empty), `collection[LAST]`, `collection[SIZE]`.
+    public static func element(of collection: StoreValue, symbol: String) throws -> StoreValue {
+        let elements = elements(of: collection)
+        switch symbol {
+        case "FIRST": return elements.first ?? .null
+        case "LAST": return elements.last ?? .null
+        case "SIZE": return .integer(Int64(elements.count))
+        default: throw PersistenceError.predicate("unknown index \(symbol)", key: symbol)
         }
     }
 

@@ -30,6 +30,8 @@ public enum Persistctl {
           delete ID… [--save]
           delete ENTITY --where PREDICATE                    (batch delete, saved at once)
           raw                                                (NDJSON requests on stdin, replies on stdout)
+          predicate …                                        (offline: parse and print a predicate; see
+                                                              persistctl predicate --help)
 
         key=value is typed by the model (abv=9.0 a number, isFavorite=true a boolean,
         tags=ID1,ID2 a list, style= null); key:=JSON passes JSON as is. --arg VALUE is JSON
