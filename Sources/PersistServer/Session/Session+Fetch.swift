@@ -70,7 +70,7 @@ extension Session {
             request.propertiesToGroupBy = groupBy
         }
         if let having = try fields.string("having") {
-            request.havingPredicate = try parsePredicate(having, arguments: nil, op: "fetch")
+            request.havingPredicate = try parsePredicate(having, arguments: nil, op: "fetch", entity: nil)
         }
         let rows = try run { try context.fetch(request) }
         return .object(["rows": .array(rows.map { row in
