@@ -184,6 +184,8 @@ final class Connection: @unchecked Sendable {
     /// Writes what is buffered, as much as the socket takes; waits for the write source otherwise.
     private func flush() {
         while outputStart < output.count && !closed {
+            // The force-unwrap is safe: the loop runs only while `output` holds unsent bytes,
+            // and a non-empty array's buffer has a base address.
             let count = retryingOnInterrupt {
                 output.withUnsafeBytes { send(descriptor, $0.baseAddress! + outputStart, output.count - outputStart, Int32(MSG_NOSIGNAL)) }
             }

@@ -45,6 +45,7 @@ public final class ControlClient {
     public func send(raw bytes: [UInt8]) throws(SocketError) {
         var offset = 0
         while offset < bytes.count {
+            // The force-unwrap is safe: the loop runs only while `bytes` has unsent bytes.
             let count = retryingOnInterrupt {
                 bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
             }

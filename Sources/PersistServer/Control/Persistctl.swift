@@ -44,6 +44,10 @@ public enum Persistctl {
 
         """
 
+    /// The commands that talk to the daemon.
+    static let commands: Set<String> = ["hello", "model", "ping", "stats", "save", "rollback", "insert", "get", "fetch", "count",
+                                        "update", "delete", "raw"]
+
     /// Runs `persistctl` with `arguments` (after the program name); returns the exit status.
     public static func run(_ arguments: [String], environment: [String: String],
                            output: (String) -> Void, errorOutput: (String) -> Void, isTerminal: Bool) -> Int32 {
@@ -52,6 +56,9 @@ public enum Persistctl {
             if parsed.flags.contains("help") || parsed.command.isEmpty || parsed.command == "help" {
                 output(usage)
                 return parsed.command.isEmpty && !parsed.flags.contains("help") ? 2 : 0
+            }
+            guard commands.contains(parsed.command) else {
+                throw ControlError.usage("unknown command \"\(parsed.command)\"; see persistctl --help")
             }
             let path = parsed.socketPath ?? environment["PERSISTD_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? DaemonConfiguration.defaultSocketPath
             let client: ControlClient
