@@ -47,6 +47,7 @@ final class Connection: @unchecked Sendable {
     /// The connection is gone (or going): nothing more is written.
     private var closed = false
     private var lastActivity = DispatchTime.now()
+    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
 
     /// Output buffered beyond this stops reading until the client catches up.
     private static let outputHighWater = 4 << 20
@@ -82,9 +83,8 @@ final class Connection: @unchecked Sendable {
     // MARK: - Reading
 
     private func readAvailable() {
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !inputDone && !closed {
-            let count = retryingOnInterrupt { buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) } }
+            let count = retryingOnInterrupt { readBuffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) } }
             if count == -Int(EAGAIN) || count == -Int(EWOULDBLOCK) { return }
             if count < 0 { return close() }
             if count == 0 {
@@ -93,7 +93,7 @@ final class Connection: @unchecked Sendable {
                 return closeWhenDone()
             }
             lastActivity = .now()
-            framer.append(buffer[0..<count])
+            framer.append(readBuffer[0..<count])
             frames()
             if output.count - outputStart > Self.outputHighWater { return suspendReading() }
         }
