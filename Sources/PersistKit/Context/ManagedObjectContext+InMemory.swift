@@ -8,17 +8,7 @@ extension ManagedObjectContext {
     /// `objects` sorted by `sortDescriptors`, reading their current (unsaved) values; ties keep
     /// the incoming order.
     func sortInMemory(_ objects: [ManagedObject], by sortDescriptors: [FetchSortDescriptor]) throws -> [ManagedObject] {
-        let evaluator = PredicateEvaluator(resolver: ContextObjectResolver(context: self))
-        let keyed = try objects.enumerated().map { index, object in
-            (index, object, try sortDescriptors.map { try evaluator.value(at: $0.key, from: .object(object.objectID)) })
-        }
-        return keyed.sorted { a, b in
-            for (i, descriptor) in sortDescriptors.enumerated() {
-                let result = StoreValueComparison.compare(a.2[i], b.2[i], using: descriptor.comparison)
-                if result != .orderedSame { return (result == .orderedAscending) == descriptor.ascending }
-            }
-            return a.0 < b.0
-        }.map(\.1)
+        try PredicateEvaluator(resolver: ContextObjectResolver(context: self)).sorted(objects, by: sortDescriptors, objectID: \.objectID)
     }
 }
 

@@ -103,13 +103,7 @@ extension ManagedObjectContext {
                 object._isDeleted = false
                 object.revertToCommitted()
             }
-            insertedByID = [:]
-            deletedByID = [:]
-            changedByID = [:]
-            pendingDeletePropagation = []
-            unprocessedInserted = []
-            unprocessedUpdated = []
-            unprocessedDeleted = []
+            forgetChanges()
         }
     }
 
@@ -119,13 +113,7 @@ extension ManagedObjectContext {
         onQueue {
             for object in registered.values { object.managedObjectContext = nil }
             registered = [:]
-            insertedByID = [:]
-            deletedByID = [:]
-            changedByID = [:]
-            pendingDeletePropagation = []
-            unprocessedInserted = []
-            unprocessedUpdated = []
-            unprocessedDeleted = []
+            forgetChanges()
         }
     }
 
@@ -162,6 +150,19 @@ extension ManagedObjectContext {
                 refresh(object, mergeChanges: false)
             }
         }
+    }
+}
+
+extension ManagedObjectContext {
+    /// Empties every change set, as after a rollback or a reset.
+    func forgetChanges() {
+        insertedByID = [:]
+        deletedByID = [:]
+        changedByID = [:]
+        pendingDeletePropagation = []
+        unprocessedInserted = []
+        unprocessedUpdated = []
+        unprocessedDeleted = []
     }
 }
 

@@ -78,9 +78,15 @@ public enum PredicateComparison {
     }
 
     /// `==` with `nil == nil`, numbers across types and string options.
+    ///
+    /// Strings compare by Unicode scalars, as `-[NSString isEqual:]` ("a literal Unicode-based
+    /// comparison") and SQLite's `=` do; Swift's `==` would also equate canonically equivalent
+    /// strings (precomposed `é` and `e` + U+0301). With `[c]` or `[d]` the folded forms are
+    /// canonically decomposed (see ``StoreValueComparison/fold(_:_:)``), so canonically
+    /// equivalent strings are equal, as with `compare:options:`.
     static func isEqual(_ left: StoreValue, _ right: StoreValue, options: ComparisonPredicate.Options) -> Bool {
         if case .string(let a) = left, case .string(let b) = right {
-            return StoreValueComparison.fold(a, options) == StoreValueComparison.fold(b, options)
+            return StoreValueComparison.fold(a, options).unicodeScalars.elementsEqual(StoreValueComparison.fold(b, options).unicodeScalars)
         }
         return StoreValueComparison.isEqual(left, right)
     }

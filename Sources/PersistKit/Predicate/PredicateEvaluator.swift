@@ -122,6 +122,17 @@ public struct PredicateEvaluator<Resolver: PredicateObjectResolver> {
                 return try PredicateFunctions.collectionOperator(key, on: value(at: rest, from: current))
             }
             if key.hasPrefix("@") {
+                // Key-value coding's form: `beers.@avg.abv` applies `@avg` to the `abv` of each
+                // element; `beers.abv.@avg` (the operator last) is accepted too.
+                if position + 1 < components.count {
+                    let rest = components[(position + 1)...].joined(separator: ".")
+                    var values: [StoreValue] = []
+                    for element in PredicateFunctions.elements(of: current) {
+                        let value = try value(at: rest, from: element)
+                        if case .array(let nested) = value { values.append(contentsOf: nested) } else { values.append(value) }
+                    }
+                    return try PredicateFunctions.collectionOperator(key, on: current.isNull ? .null : .array(values))
+                }
                 current = try PredicateFunctions.collectionOperator(key, on: current)
             } else if key == "SELF" || key == "self" {
                 continue

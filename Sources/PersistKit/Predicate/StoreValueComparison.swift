@@ -82,12 +82,16 @@ public enum StoreValueComparison {
         }
     }
 
-    /// `string` folded as `NSString` folds it for `[c]` and `[d]` comparisons.
+    /// `string` folded as `NSString` folds it for `[c]` and `[d]` comparisons, in canonical
+    /// decomposition (NFD) so that canonically equivalent strings fold to the same scalars;
+    /// `string` itself without either option.
+    ///
+    /// The SQLite store's `persist_fold` SQL function is this function.
     public static func fold(_ string: String, _ options: ComparisonPredicate.Options) -> String {
         var folding: String.CompareOptions = []
         if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }
-        return folding.isEmpty ? string : string.folding(options: folding, locale: nil)
+        return folding.isEmpty ? string : string.folding(options: folding, locale: nil).decomposedStringWithCanonicalMapping
     }
 
     /// Compares strings by Unicode code points, as SQLite compares UTF-8 text.

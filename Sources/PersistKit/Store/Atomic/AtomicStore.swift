@@ -180,18 +180,6 @@ public final class AtomicStore: Sendable {
     /// `rows` sorted by `descriptors`; key paths may go through to-one relationships. Ties keep
     /// primary key order.
     private func sort(_ rows: [RowSnapshot], by descriptors: [FetchSortDescriptor], in contents: AtomicStoreContents) throws -> [RowSnapshot] {
-        let evaluator = PredicateEvaluator(resolver: AtomicRowResolver(contents: contents))
-        let keyed = try rows.enumerated().map { index, row in
-            (index, row, try descriptors.map { try evaluator.value(at: $0.key, from: .object(row.objectID)) })
-        }
-        return keyed.sorted { a, b in
-            for (i, descriptor) in descriptors.enumerated() {
-                let result = StoreValueComparison.compare(a.2[i], b.2[i], using: descriptor.comparison)
-                if result != .orderedSame {
-                    return (result == .orderedAscending) == descriptor.ascending
-                }
-            }
-            return a.0 < b.0
-        }.map(\.1)
+        try PredicateEvaluator(resolver: AtomicRowResolver(contents: contents)).sorted(rows, by: descriptors, objectID: \.objectID)
     }
 }

@@ -207,11 +207,14 @@ public final class SQLiteConnection {
 
     // MARK: - Functions and collations
 
-    /// Where custom SQL functions and collations are registered once a connection opens
+    /// Registers the SQL functions and collations of ``SQLiteFunctions`` (Unicode case and
+    /// diacritic folding, `LIKE`, `MATCHES`, string search, sort collations) on this connection
     /// (`sqlite3_create_function_v2`, `sqlite3_create_collation_v2`).
     ///
-    /// None are needed yet: case-sensitive string matching uses `GLOB` and `[c]` uses
-    /// SQLite's ASCII `LIKE`/`NOCASE`. The predicate compiler's next issue registers
-    /// Unicode case/diacritic folding and `MATCHES` here.
-    func registerFunctions() {}
+    /// Registration fails only when SQLite is out of memory or misused; that is a programmer
+    /// error, so it traps.
+    func registerFunctions() {
+        let code = SQLiteFunctions.register(on: handle)
+        precondition(code == SQLITE_OK, "SQLiteConnection: registering SQL functions failed with code \(code)")
+    }
 }
