@@ -21,7 +21,9 @@ public final class ControlClient {
         guard descriptor >= 0 else { throw SocketError("socket", errno: errno) }
         let status = retryingOnInterrupt { address.withSockAddr { connect(descriptor, $0, $1) } }
         guard status == 0 else {
-            Glibc.close(descriptor)
+            // Every stored property is set, so `deinit` runs when this initializer throws:
+            // let it close the descriptor, once. (Closing it here too would close whatever
+            // descriptor another thread opened with the same number in between.)
             throw SocketError("connect \(path)", errno: -status)
         }
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1e6))
