@@ -22,7 +22,7 @@ public enum Daemon {
         // Signals first: once the socket is bound a client (or systemd) may send SIGTERM at
         // any moment, and a signal that arrives before its source exists would be lost.
         let signals = DispatchQueue(label: "persistd.signals")
-        let running = Mutex<Server?>(nil)
+        let running = Locked<Server?>(nil)
         let pendingStop = Atomic<Bool>(false)
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGTERM, SIGINT] {
