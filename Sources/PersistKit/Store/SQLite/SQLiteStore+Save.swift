@@ -104,12 +104,14 @@ extension SQLiteStore {
                 }
 
                 try applyToManyChanges(changes.toManyChanges, connection)
+                try checkUniqueness(of: changes.inserted + changes.updated, connection)
 
                 // Keep Z_MAX at or above every key written, in case keys came from elsewhere.
                 for (root, key) in maxKeyByRoot.sorted(by: { $0.key < $1.key }) {
                     try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ? AND \"Z_MAX\" < ?",
                                            [.integer(key), .integer(Int64(root)), .integer(key)])
                 }
+                if isHistoryTracked { noteOwnTransaction(try recordHistory(changes, connection)) }
             }
         }
     }
