@@ -77,7 +77,7 @@ extension SQLiteStore: PersistentHistoryStore {
             """
         func record(_ id: ManagedObjectID, _ type: PersistentHistoryChange.ChangeType, columns: StoreValue = .null, tombstone: StoreValue = .null) throws {
             let entityNumber = schema.layout(of: id.entity).map { Int64($0.number) } ?? 0
-            try connection.execute(insertChange, [.integer(Int64(type.rawValue)), .integer(entityNumber), .integer(id.primaryKey),
+            try connection.execute(insertChange, [.integer(Self.changeEntityNumber), .integer(Int64(type.rawValue)), .integer(entityNumber), .integer(id.primaryKey),
                                                   .integer(number), columns, tombstone])
         }
         for row in changes.inserted { try record(row.objectID, .insert) }
