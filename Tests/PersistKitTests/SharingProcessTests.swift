@@ -187,6 +187,18 @@ struct SharingProcessTests {
         while tokens.withLock({ $0.count }) < 2 && ContinuousClock.now < deadline { usleep(2_000) }
         #expect(tokens.withLock { $0.map(\.transactionNumber) } == [2, 3])
         #expect(try S.counter("r2", in: view) != nil)
+        // This process's own saves are merged in-process, never announced as remote.
+        let background = container.newBackgroundContext()
+        try background.performAndWait {
+            try #require(try S.counter("r2", in: background)).setValue(Int64(7), forKey: "value")
+            try background.save()
+        }
+        usleep(150_000)
+        #expect(tokens.withLock { $0.count } == 2)
+        let storeID = try #require(container.persistentStoreCoordinator.persistentStores.first?.identifier)
+        let remote = try #require(container.persistentStoreCoordinator.remoteChangeObserver(forStoreWithIdentifier: storeID))
+        #expect(remote.lastToken?.transactionNumber == 4)
+        #expect(remote.lastError == nil)
         container.persistentStoreCoordinator.persistentStores.forEach { store in
             container.persistentStoreCoordinator.remoteChangeObserver(forStoreWithIdentifier: store.identifier)?.stop()
         }

@@ -55,7 +55,8 @@ public final class RemoteChangeObserver: @unchecked Sendable {
         self.coordinator = coordinator
         self.interval = interval
         self.batchLimit = max(1, batchLimit)
-        _ = try store.hasExternalCommits()
+        store.beginObserving()
+        _ = try store.pollExternalCommits()
         let token = store.isHistoryTracked ? try store.currentHistoryToken() : nil
         state.withLock { $0.token = token }
         timer = DispatchSource.makeTimerSource(queue: queue)
@@ -96,7 +97,17 @@ public final class RemoteChangeObserver: @unchecked Sendable {
             return
         }
         do {
-            guard try store.hasExternalCommits() || more else { return }
+            let poll = try store.pollExternalCommits()
+            guard poll.changed || more else {
+                // Nothing committed elsewhere: everything up to the last transaction is ours
+                // or merged, so the token moves on without reading.
+                if let last = poll.lastTransaction, store.isHistoryTracked {
+                    state.withLock { state in
+                        if let token = state.token, token.transactionNumber < last { state.token?.transactionNumber = last }
+                    }
+                }
+                return
+            }
             guard store.isHistoryTracked else {
                 mergeWithoutHistory(coordinator, store)
                 return
@@ -112,7 +123,11 @@ public final class RemoteChangeObserver: @unchecked Sendable {
             merge(result.transactions, into: coordinator.remoteChangeTargets())
             post(coordinator, store, token: result.token)
         } catch let error as PersistenceError {
-            state.withLock { $0.lastError = error }
+            // `data_version` has moved on already: read again at the next tick.
+            state.withLock { state in
+                state.lastError = error
+                state.moreHistory = true
+            }
             if error.code == .persistentHistoryTokenExpired {
                 // History was purged past our token: we cannot know what changed, so refresh
                 // conservatively and resume from the store's current token.
@@ -121,7 +136,10 @@ public final class RemoteChangeObserver: @unchecked Sendable {
                 mergeWithoutHistory(coordinator, store)
             }
         } catch {
-            state.withLock { $0.lastError = PersistenceError(.persistentStoreOperation, "\(error)") }
+            state.withLock { state in
+                state.lastError = PersistenceError(.persistentStoreOperation, "\(error)")
+                state.moreHistory = true
+            }
         }
     }
 

@@ -51,8 +51,14 @@ public final class PersistentStoreCoordinator: Sendable {
         let store = try storeClass.init(model: managedObjectModel, configurationName: configuration, url: url, options: options)
         stores.withLock { $0.append(store) }
         if options.remoteChangeNotificationPost, let sqlite = store as? SQLiteStore {
-            let observer = try RemoteChangeObserver(store: sqlite, coordinator: self)
-            remoteObservers.withLock { $0[store.identifier] = observer }
+            do {
+                let observer = try RemoteChangeObserver(store: sqlite, coordinator: self)
+                remoteObservers.withLock { $0[store.identifier] = observer }
+            } catch {
+                stores.withLock { $0.removeAll { $0 === store } }
+                try? store.close()
+                throw error
+            }
         }
         return store
     }

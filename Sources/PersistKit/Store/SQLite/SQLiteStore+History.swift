@@ -7,6 +7,8 @@ struct HistoryState {
     var ownTransactions: Set<Int64> = []
     /// The last `PRAGMA data_version` seen, or `nil` before the first poll.
     var lastDataVersion: Int64?
+    /// Whether a remote-change observer reads history (only then are own transactions noted).
+    var isObserved = false
 }
 
 /// Persistent history in a SQLite store: tables in the spirit of Core Data's
@@ -264,24 +266,44 @@ extension SQLiteStore: PersistentHistoryStore {
     /// different if changes were committed to the database by any other connection in the
     /// interim", sqlite.org/pragma.html#pragma_data_version). The first call answers `false`.
     public func hasExternalCommits() throws -> Bool {
-        let version = try withConnection(.sqlite, "reading data_version failed") { connection in
-            try connection.int64("PRAGMA data_version") ?? 0
+        try pollExternalCommits().changed
+    }
+
+    /// Whether another connection committed since the last poll and, with history, the number
+    /// of the last transaction committed, read together under the store's lock. When nothing
+    /// changed, every transaction up to that number is this connection's own or already seen,
+    /// so the own-transaction list is emptied up to it (it never grows without bound).
+    func pollExternalCommits() throws -> (changed: Bool, lastTransaction: Int64?) {
+        let tracked = isHistoryTracked
+        let (version, last) = try withConnection(.sqlite, "reading data_version failed") { connection in
+            let version = try connection.int64("PRAGMA data_version") ?? 0
+            let last = tracked ? try Self.lastTransactionNumber(connection) : nil
+            return historyState.withLock { state -> (Bool, Int64?) in
+                defer { state.lastDataVersion = version }
+                let changed = state.lastDataVersion.map { $0 != version } ?? false
+                if !changed, let last { state.ownTransactions = state.ownTransactions.filter { $0 > last } }
+                return (changed, last)
+            }
         }
-        return historyState.withLock { state in
-            defer { state.lastDataVersion = version }
-            return state.lastDataVersion.map { $0 != version } ?? false
+        return (version, last)
+    }
+
+    /// Notes a transaction committed by this store's own connection, when an observer reads history.
+    func noteOwnTransaction(_ number: Int64) {
+        historyState.withLock { state in
+            if state.isObserved { state.ownTransactions.insert(number) }
         }
     }
 
-    /// Notes a transaction committed by this store's own connection.
-    func noteOwnTransaction(_ number: Int64) {
-        historyState.withLock { _ = $0.ownTransactions.insert(number) }
+    /// Marks the store as read by a remote-change observer.
+    func beginObserving() {
+        historyState.withLock { $0.isObserved = true }
     }
 
     /// History after `token` written by other connections, at most `limit` transactions; the
     /// returned token points after everything read (own transactions included).
     func externalHistory(after token: PersistentHistoryToken?, limit: Int) throws -> PersistentHistoryResult {
-        var result = try fetchHistory(after: token?.transactionNumber ?? 0, since: nil, limit: limit, checkExpiry: false)
+        var result = try fetchHistory(after: token?.transactionNumber ?? 0, since: nil, limit: limit, checkExpiry: token != nil)
         let last = result.token?.transactionNumber ?? 0
         result.transactions = historyState.withLock { state in
             let kept = result.transactions.filter { !state.ownTransactions.contains($0.transactionNumber) }
