@@ -71,6 +71,20 @@ struct PersistentHistoryTests {
         #expect(throws: PersistenceError.self) { try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: after.token)) }
     }
 
+    @Test func batchRequestsAreRecorded() throws {
+        let context = M.context(try S.coordinator(try S.storePath(), model: Self.model()))
+        _ = try context.execute(BatchInsertRequest(entityName: "Counter", objects: [["name": "x"], ["name": "y"]]))
+        let update = BatchUpdateRequest(entityName: "Counter")
+        update.propertiesToUpdate = ["value": .constant(.integer(3))]
+        _ = try context.execute(update)
+        let delete = BatchDeleteRequest(fetchRequest: M.request("Counter", .equal("name", .string("x"))))
+        _ = try context.execute(delete)
+        let history = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?))
+        #expect(history.transactions.map { $0.changes.map(\.changeType) } == [[.insert, .insert], [.update, .update], [.delete]])
+        #expect(history.transactions.map(\.contextName) == ["batch", "batch", "batch"])
+        #expect(history.transactions[1].changes.map(\.updatedProperties) == [["value"], ["value"]])
+    }
+
     @Test func historyNeedsTrackingAndASQLiteStore() throws {
         let memory = M.context(try M.coordinator(type: .inMemory, model: Self.model()))
         let error = try #require(throws: PersistenceError.self) {

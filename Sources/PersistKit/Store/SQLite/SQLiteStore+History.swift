@@ -313,3 +313,47 @@ extension SQLiteStore: PersistentHistoryStore {
         return result
     }
 }
+
+extension SQLiteStore {
+    /// What a batch request changed, for its history transaction.
+    enum BatchKind {
+        case insert
+        /// An update of the named attributes.
+        case update([String])
+        case delete
+    }
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction and, with history tracking, records
+    /// what it changed as one history transaction (author and context name unknown; objects a
+    /// batch delete nullified count as updated; batch deletes keep no tombstones, as no row
+    /// values are read). The transaction's number is noted as this connection's own once
+    /// committed.
+    func recordingBatch(_ kind: BatchKind, _ connection: SQLiteConnection,
+                        _ body: () throws -> StoreBatchResult) throws -> StoreBatchResult {
+        var historyNumber: Int64?
+        let result = try connection.inTransaction(.immediate) {
+            let result = try body()
+            guard isHistoryTracked, !result.objectIDs.isEmpty || !result.nullifiedObjectIDs.isEmpty else { return result }
+            var changes = StoreSaveRequest()
+            changes.contextName = "batch"
+            func rows(_ ids: [ManagedObjectID]) -> [RowSnapshot] { ids.map { RowSnapshot(objectID: $0, version: 0, values: []) } }
+            switch kind {
+            case .insert:
+                changes.inserted = rows(result.objectIDs)
+            case .update(let names):
+                changes.updated = rows(result.objectIDs)
+                for id in result.objectIDs { changes.updatedKeys[id] = names }
+            case .delete:
+                changes.deleted = rows(result.objectIDs)
+            }
+            for id in result.nullifiedObjectIDs {
+                changes.updated.append(RowSnapshot(objectID: id, version: 0, values: []))
+                changes.updatedKeys[id] = []
+            }
+            historyNumber = try recordHistory(changes, connection)
+            return result
+        }
+        if let historyNumber { noteOwnTransaction(historyNumber) }
+        return result
+    }
+}
