@@ -1,8 +1,9 @@
 /// The command line of `persistd`, parsed.
 ///
-/// A small value type so that later options (socket path, store directory…) are added as
-/// new properties and new cases in ``parse(_:)``. Usage errors are ``UsageError`` values;
-/// `persistd` prints them with the usage text and exits with status 2.
+/// Every setting is `--name VALUE` (or `--name=VALUE`); the same names are keys of the config
+/// file and, upper-cased with `PERSISTD_` in front and `_` for `-`, environment variables
+/// (see ``DaemonConfiguration``). Usage errors are ``UsageError`` values; `persistd` prints them
+/// with the usage text and exits with status 2.
 public struct DaemonArguments: Sendable, Equatable {
     /// What `persistd` was asked to do.
     public enum Mode: Sendable, Equatable {
@@ -24,31 +25,66 @@ public struct DaemonArguments: Sendable, Equatable {
         public var description: String { message }
     }
 
+    /// The settings a command line, config file or environment may give, by name.
+    public static let settingNames = [
+        "model", "store", "store-type", "socket", "socket-mode", "max-connections", "max-line",
+        "max-queued", "idle-timeout", "allow-uids",
+    ]
+
     /// What to do.
     public var mode: Mode = .serve
-    /// The model file given with `--model PATH` (`.json`, `.xcdatamodel` or `.xcdatamodeld`).
-    public var modelPath: String?
+    /// The settings given on the command line, by name (`"socket": "/run/persistd.sock"`).
+    public var settings: [String: String] = [:]
+    /// The config file given with `--config FILE`.
+    public var configPath: String?
 
-    /// Creates arguments with the defaults: serve, no model.
+    /// The model file given with `--model PATH` (`.json`, `.xcdatamodel` or `.xcdatamodeld`).
+    public var modelPath: String? {
+        get { settings["model"] }
+        set { settings["model"] = newValue }
+    }
+
+    /// Creates arguments with the defaults: serve, no settings.
     public init() {}
 
     /// The usage text printed by `--help` and after a usage error.
     public static let usage = """
-        usage: persistd --model PATH [--check]
+        usage: persistd --model PATH [--store PATH] [--store-type TYPE] [--socket PATH] [--config FILE] [options]
+               persistd --model PATH --check
                persistd --help
 
+        Serves a PersistKit store over a Unix socket: newline-delimited JSON, protocol v1
+        (see protocol/README.md). SIGTERM or SIGINT stops it gracefully.
+
         options:
-          --model PATH   the managed object model: a .json model file, an Xcode
-                         .xcdatamodel directory or an .xcdatamodeld bundle
-          --check        load and validate the model, print it as normalized JSON
-                         and exit (status 0 if valid, 1 if not)
-          -h, --help     print this help and exit
+          --model PATH           the managed object model: a .json model file, an Xcode
+                                 .xcdatamodel directory or an .xcdatamodeld bundle (required)
+          --store PATH           the store file (default ./.persistd/store.sqlite)
+          --store-type TYPE      sqlite, xml, binary or memory (default sqlite)
+          --socket PATH          the Unix socket to listen on (default ./.persistd/persistd.sock)
+          --socket-mode MODE     the socket file's permissions, octal (default 0660)
+          --max-connections N    connections open at once (default 256)
+          --max-line BYTES       the longest request line (default 1048576)
+          --max-queued N         requests waiting per connection (default 128)
+          --idle-timeout SECONDS close connections idle this long; 0 for never (default 300)
+          --allow-uids LIST      comma-separated user IDs allowed; empty for everyone (default)
+          --config FILE          read settings from FILE: lines of `name = value` with the
+                                 names above (without --), `#` starts a comment
+          --check                load and validate the model, print it as normalized JSON
+                                 and exit (status 0 if valid, 1 if not)
+          -h, --help             print this help and exit
+
+        Every setting may also come from the environment: PERSISTD_MODEL, PERSISTD_STORE,
+        PERSISTD_STORE_TYPE, PERSISTD_SOCKET, PERSISTD_SOCKET_MODE, PERSISTD_MAX_CONNECTIONS,
+        PERSISTD_MAX_LINE, PERSISTD_MAX_QUEUED, PERSISTD_IDLE_TIMEOUT, PERSISTD_ALLOW_UIDS, and
+        PERSISTD_CONFIG for the config file. The command line wins over the environment,
+        which wins over the config file.
 
         """
 
     /// Parses the arguments after the program name.
     ///
-    /// Accepts `--model PATH` and `--model=PATH`. `--help` wins over everything else.
+    /// Accepts `--name VALUE` and `--name=VALUE`. `--help` wins over everything else.
     /// - Throws: ``UsageError`` for an unknown option, a missing value, or `--check`
     ///   without `--model`.
     public static func parse(_ arguments: [String]) throws(UsageError) -> DaemonArguments {
@@ -58,23 +94,32 @@ public struct DaemonArguments: Sendable, Equatable {
         while index < arguments.endIndex {
             let argument = arguments[index]
             index += 1
-            switch argument {
-            case "-h", "--help":
+            if argument == "-h" || argument == "--help" {
                 result.mode = .help
                 return result
-            case "--check":
-                check = true
-            case "--model":
-                guard index < arguments.endIndex else { throw UsageError("option --model needs a path") }
-                result.modelPath = arguments[index]
-                index += 1
-            case let option where option.hasPrefix("--model="):
-                result.modelPath = String(option.dropFirst("--model=".count))
-            default:
-                throw UsageError(argument.hasPrefix("-") ? "unknown option \(argument)" : "unexpected argument \(argument)")
             }
+            if argument == "--check" {
+                check = true
+                continue
+            }
+            guard argument.hasPrefix("--") else { throw UsageError("unexpected argument \(argument)") }
+            var name = String(argument.dropFirst(2))
+            var value: String?
+            if let equals = name.firstIndex(of: "=") {
+                value = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            guard name == "config" || settingNames.contains(name) else { throw UsageError("unknown option \(argument)") }
+            if value == nil {
+                guard index < arguments.endIndex else { throw UsageError("option --\(name) needs \(name == "model" || name == "store" || name == "socket" || name == "config" ? "a path" : "a value")") }
+                value = arguments[index]
+                index += 1
+            }
+            guard let value, !value.isEmpty else {
+                throw UsageError("option --\(name) needs \(name == "model" || name == "store" || name == "socket" || name == "config" ? "a path" : "a value")")
+            }
+            if name == "config" { result.configPath = value } else { result.settings[name] = value }
         }
-        if let path = result.modelPath, path.isEmpty { throw UsageError("option --model needs a path") }
         if check {
             guard result.modelPath != nil else { throw UsageError("--check needs --model PATH") }
             result.mode = .checkModel

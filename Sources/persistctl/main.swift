@@ -1,21 +1,26 @@
 import Foundation
 import PersistServer
+#if canImport(Glibc)
+import Glibc
+#endif
 
-// Thin dispatcher: each subcommand is a pure function in PersistServer from its arguments to a
-// CommandOutput; this file only picks one and writes its output.
+// Thin dispatcher. Subcommands that work offline are pure functions in PersistServer from
+// their arguments to a CommandOutput; every other command talks to the daemon through
+// Persistctl.run, also in PersistServer, where tests reach it.
 
-let subcommands: [String: ([String]) -> CommandOutput] = [
+let offline: [String: ([String]) -> CommandOutput] = [
     PredicateCommand.name: PredicateCommand.run,
 ]
 
-let usage = "usage: persistctl <subcommand> [arguments]\nsubcommands: \(subcommands.keys.sorted().joined(separator: ", "))\n"
-
 let arguments = Array(CommandLine.arguments.dropFirst())
-guard let name = arguments.first, let command = subcommands[name] else {
-    FileHandle.standardError.write(Data(usage.utf8))
-    exit(2)
+if let name = arguments.first, let command = offline[name] {
+    let output = command(Array(arguments.dropFirst()))
+    FileHandle.standardOutput.write(Data(output.standardOutput.utf8))
+    FileHandle.standardError.write(Data(output.standardError.utf8))
+    exit(output.exitCode)
 }
-let output = command(Array(arguments.dropFirst()))
-FileHandle.standardOutput.write(Data(output.standardOutput.utf8))
-FileHandle.standardError.write(Data(output.standardError.utf8))
-exit(output.exitCode)
+
+exit(Persistctl.run(arguments, environment: ProcessInfo.processInfo.environment,
+                    output: { FileHandle.standardOutput.write(Data($0.utf8)) },
+                    errorOutput: { FileHandle.standardError.write(Data($0.utf8)) },
+                    isTerminal: isatty(STDOUT_FILENO) == 1))

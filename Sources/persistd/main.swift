@@ -1,30 +1,25 @@
 import Foundation
 import PersistServer
 
-// Thin entry point: parsing and checking live in PersistServer, where tests reach them.
-
-func write(_ text: String, to handle: FileHandle) {
-    handle.write(Data(text.utf8))
-}
+// Thin entry point: parsing, checking and serving live in PersistServer, where tests reach them.
 
 let arguments: DaemonArguments
 do {
     arguments = try DaemonArguments.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
-    write("persistd: \(error.message)\n\(DaemonArguments.usage)", to: .standardError)
+    FileHandle.standardError.write(Data("persistd: \(error.message)\n\(DaemonArguments.usage)".utf8))
     exit(2)
 }
 
 switch arguments.mode {
 case .help:
-    write(DaemonArguments.usage, to: .standardOutput)
+    FileHandle.standardOutput.write(Data(DaemonArguments.usage.utf8))
     exit(0)
 case .checkModel:
     let result = ModelCheck.run(modelPath: arguments.modelPath ?? "")
-    write(result.standardOutput, to: .standardOutput)
-    write(result.standardError, to: .standardError)
+    FileHandle.standardOutput.write(Data(result.standardOutput.utf8))
+    FileHandle.standardError.write(Data(result.standardError.utf8))
     exit(result.exitCode)
 case .serve:
-    write("persistd: serving is not implemented yet; use --model PATH --check\n", to: .standardError)
-    exit(2)
+    exit(Daemon.run(arguments, environment: ProcessInfo.processInfo.environment))
 }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import PersistKit
 
@@ -89,7 +88,7 @@ struct SQLCompilerSemanticsTests {
 
         /// The SQL of the fetch for `predicate`.
         func sql(_ entity: String, _ predicate: FetchPredicate, sort: [FetchSortDescriptor] = []) throws -> String {
-            let seen = Mutex<[String]>([])
+            let seen = Locked<[String]>([])
             sqlite.setStatementObserver { sql in seen.withLock { $0.append(sql) } }
             defer { sqlite.setStatementObserver(nil) }
             _ = try sqlite.fetch(StoreFetchRequest(entity: model.entitiesByName[entity]!, predicate: predicate, sortDescriptors: sort))

@@ -48,11 +48,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     let settings = Locked(Settings())
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
-    // Confined to `queue`.
-    var registered: [ManagedObjectID: ManagedObject] = [:]
-    var insertedByID: [ObjectIdentifier: ManagedObject] = [:]
-    var deletedByID: [ObjectIdentifier: ManagedObject] = [:]
-    var changedByID: [ObjectIdentifier: ManagedObject] = [:]
+    // Confined to `queue`, so the dynamic exclusivity checks on the hottest ones are off.
+    @exclusivity(unchecked) var registered: [ManagedObjectID: ManagedObject] = [:]
+    @exclusivity(unchecked) var insertedByID: [ObjectIdentifier: ManagedObject] = [:]
+    @exclusivity(unchecked) var deletedByID: [ObjectIdentifier: ManagedObject] = [:]
+    @exclusivity(unchecked) var changedByID: [ObjectIdentifier: ManagedObject] = [:]
     var pendingDeletePropagation: [ManagedObject] = []
     var unprocessedInserted: [ManagedObject] = []
     var unprocessedUpdated: [ManagedObject] = []

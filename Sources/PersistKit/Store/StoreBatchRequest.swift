@@ -30,10 +30,12 @@ public struct StoreBatchAssignment: Sendable, Hashable {
         self.value = value
     }
 
+    /// Equal when they assign the same expression to the same attribute (by identity).
     public static func == (lhs: StoreBatchAssignment, rhs: StoreBatchAssignment) -> Bool {
         lhs.attribute === rhs.attribute && lhs.value == rhs.value
     }
 
+    /// Hashes the attribute's identity and the expression.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(attribute))
         hasher.combine(value)

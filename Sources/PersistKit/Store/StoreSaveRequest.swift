@@ -23,11 +23,13 @@ public struct StoreSaveRequest: Sendable {
             self.order = order
         }
 
+        /// Equal when they name the same relationship (by identity) with the same changes.
         public static func == (lhs: ToManyChange, rhs: ToManyChange) -> Bool {
             lhs.relationship === rhs.relationship && lhs.source == rhs.source && lhs.added == rhs.added
                 && lhs.removed == rhs.removed && lhs.order == rhs.order
         }
 
+        /// Hashes the relationship's identity and the source.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(ObjectIdentifier(relationship))
             hasher.combine(source)

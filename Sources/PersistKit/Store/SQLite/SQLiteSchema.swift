@@ -90,6 +90,8 @@ struct SQLiteSchema: Sendable {
     var entities: [String: EntityLayout]
     /// Entities by number.
     var entitiesByNumber: [Int: EntityDescription]
+    /// Entity layouts indexed by entity number, for decoding rows without hashing.
+    var layoutsByNumber: [EntityLayout?]
     /// Join tables by the `ObjectIdentifier` of either side's relationship.
     var joinTableIndexByRelationship: [ObjectIdentifier: Int]
 
@@ -248,6 +250,9 @@ struct SQLiteSchema: Sendable {
         self.joinTables = joinTables
         self.entities = layouts
         self.entitiesByNumber = byNumber
+        var numbered = [EntityLayout?](repeating: nil, count: (byNumber.keys.max() ?? 0) + 1)
+        for (number, entity) in byNumber where number >= 0 { numbered[number] = layouts[entity.name] }
+        self.layoutsByNumber = numbered
         self.joinTableIndexByRelationship = joinIndex
     }
 

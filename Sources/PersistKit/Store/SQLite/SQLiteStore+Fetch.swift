@@ -11,7 +11,9 @@ extension SQLiteStore {
     /// The row the statement is on, selected with ``selectList(_:alias:)``, or `nil` if its
     /// `Z_ENT` names no entity of the store.
     func decodeRow(_ statement: SQLiteStatement) -> RowSnapshot? {
-        guard let entity = schema.entitiesByNumber[Int(statement.int64(1))], let layout = schema.layout(of: entity) else { return nil }
+        let number = Int(statement.int64(1))
+        guard schema.layoutsByNumber.indices.contains(number), let layout = schema.layoutsByNumber[number] else { return nil }
+        let entity = layout.entity
         var values: [StoreValue] = []
         values.reserveCapacity(layout.slotColumns.count)
         for slot in layout.slotColumns {

@@ -1,0 +1,268 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One client connection: a non-blocking socket, its read and write `DispatchSource`s, the
+/// line framer, the queue of requests waiting, and the session that answers them.
+///
+/// Everything here runs on ``queue``, a serial queue per connection that costs no thread
+/// while idle. Requests are answered one at a time in arrival order, so replies come in
+/// request order however the client pipelines; a request waits only for the ones before it
+/// on the same connection. The connection owns its descriptor and closes it once, after both
+/// sources are cancelled.
+final class Connection: @unchecked Sendable {
+    // @unchecked Sendable: every mutable property is touched only on `queue`; entry points
+    // from other queues (`start`, `checkIdle`, `beginShutdown`, `forceClose`) hop onto it.
+
+    /// What waits in line: a request to answer, or a reply already known (a decoding error).
+    private enum Pending {
+        case request(WireRequest)
+        case reply(WireReply)
+    }
+
+    /// The connection's number, for logs and context names.
+    let id: Int
+    /// The connection's serial queue.
+    let queue: DispatchQueue
+    private let descriptor: Int32
+    private let session: Session
+    private let configuration: ServerConfiguration
+    private let statistics: ServerStatistics
+    private let onClose: @Sendable (Connection) -> Void
+
+    private var framer: LineFramer
+    private var pending: [Pending] = []
+    private var queuedRequests = 0
+    private var busy = false
+    private var output: [UInt8] = []
+    private var outputStart = 0
+    private var readSource: (any DispatchSourceRead)?
+    private var writeSource: (any DispatchSourceWrite)?
+    private var readSuspended = false
+    private var writeSuspended = true
+    private var openSources = 0
+    /// No more input is read: EOF, an over-long line, shutdown or idle timeout.
+    private var inputDone = false
+    /// The connection is gone (or going): nothing more is written.
+    private var closed = false
+    private var lastActivity = DispatchTime.now()
+    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+    /// Output buffered beyond this stops reading until the client catches up.
+    private static let outputHighWater = 4 << 20
+
+    init(id: Int, descriptor: Int32, session: Session, configuration: ServerConfiguration, statistics: ServerStatistics,
+         onClose: @escaping @Sendable (Connection) -> Void) {
+        self.id = id
+        self.descriptor = descriptor
+        self.session = session
+        self.configuration = configuration
+        self.statistics = statistics
+        self.onClose = onClose
+        self.framer = LineFramer(maximumLineLength: configuration.maximumLineLength)
+        self.queue = DispatchQueue(label: "persistd.connection.\(id)")
+    }
+
+    /// Starts reading.
+    func start() {
+        queue.async { [self] in
+            let read = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+            read.setEventHandler { [unowned self] in readAvailable() }
+            read.setCancelHandler { [self] in sourceCancelled() }
+            let write = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: queue)
+            write.setEventHandler { [unowned self] in flush() }
+            write.setCancelHandler { [self] in sourceCancelled() }
+            readSource = read
+            writeSource = write
+            openSources = 2
+            read.resume()
+        }
+    }
+
+    // MARK: - Reading
+
+    private func readAvailable() {
+        while !inputDone && !closed {
+            let count = retryingOnInterrupt { readBuffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) } }
+            if count == -Int(EAGAIN) || count == -Int(EWOULDBLOCK) { return }
+            if count < 0 { return close() }
+            if count == 0 {
+                // EOF: the client sent all it will. Answer what it sent, then close.
+                stopReading()
+                return closeWhenDone()
+            }
+            lastActivity = .now()
+            framer.append(readBuffer[0..<count])
+            frames()
+            if output.count - outputStart > Self.outputHighWater { return suspendReading() }
+        }
+    }
+
+    private func frames() {
+        while let frame = framer.nextLine() {
+            switch frame {
+            case .line(let line):
+                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue } // blank lines are ignored
+                enqueue(line)
+            case .tooLong:
+                pending.append(.reply(.failure(id: .null, error: WireError(.lineTooLong,
+                    "the line is longer than \(configuration.maximumLineLength) bytes; closing the connection",
+                    details: [JSON.Member("limit", .integer(Int64(configuration.maximumLineLength)))]))))
+                stopReading()
+                pump()
+                return closeWhenDone()
+            }
+        }
+        pump()
+    }
+
+    private func enqueue(_ line: [UInt8]) {
+        let request: WireRequest
+        do {
+            request = try WireRequest.decode(line)
+        } catch {
+            statistics.requestsServed.add(1, ordering: .relaxed)
+            pending.append(.reply(.failure(id: error.id, error: error.error)))
+            return
+        }
+        if queuedRequests >= configuration.maximumQueuedRequests {
+            statistics.requestsServed.add(1, ordering: .relaxed)
+            pending.append(.reply(.failure(id: request.id, error: WireError(.tooManyRequests,
+                "more than \(configuration.maximumQueuedRequests) requests are waiting on this connection; wait for replies before sending more",
+                details: [JSON.Member("limit", .integer(Int64(configuration.maximumQueuedRequests)))]))))
+            return
+        }
+        queuedRequests += 1
+        pending.append(.request(request))
+    }
+
+    private func stopReading() {
+        guard !inputDone else { return }
+        inputDone = true
+        if readSuspended { readSource?.resume(); readSuspended = false }
+        readSource?.cancel()
+    }
+
+    private func suspendReading() {
+        guard !readSuspended, !inputDone else { return }
+        readSuspended = true
+        readSource?.suspend()
+    }
+
+    // MARK: - Answering
+
+    /// Starts the next request if none is in flight.
+    private func pump() {
+        while !busy, !closed, !pending.isEmpty {
+            switch pending.removeFirst() {
+            case .reply(let reply):
+                deliver(reply)
+            case .request(let request):
+                busy = true
+                session.handle(request) { [self] reply in
+                    queue.async { [self] in
+                        busy = false
+                        queuedRequests -= 1
+                        lastActivity = .now()
+                        statistics.requestsServed.add(1, ordering: .relaxed)
+                        deliver(reply)
+                        pump()
+                        if inputDone { closeWhenDone() }
+                    }
+                }
+            }
+        }
+    }
+
+    private func deliver(_ reply: WireReply) {
+        guard !closed else { return }
+        output += reply.line
+        flush()
+    }
+
+    /// Writes what is buffered, as much as the socket takes; waits for the write source otherwise.
+    private func flush() {
+        while outputStart < output.count && !closed {
+            // The force-unwrap is safe: the loop runs only while `output` holds unsent bytes,
+            // and a non-empty array's buffer has a base address.
+            let count = retryingOnInterrupt {
+                output.withUnsafeBytes { send(descriptor, $0.baseAddress! + outputStart, output.count - outputStart, Int32(MSG_NOSIGNAL)) }
+            }
+            if count == -Int(EAGAIN) || count == -Int(EWOULDBLOCK) {
+                if writeSuspended { writeSuspended = false; writeSource?.resume() }
+                return
+            }
+            if count < 0 { return close() } // EPIPE, ECONNRESET: the client is gone.
+            outputStart += count
+        }
+        output.removeAll(keepingCapacity: output.count < 1 << 20)
+        outputStart = 0
+        if !writeSuspended { writeSuspended = true; writeSource?.suspend() }
+        if readSuspended && !inputDone { readSuspended = false; readSource?.resume() }
+        if inputDone { closeWhenDone() }
+    }
+
+    // MARK: - Closing
+
+    /// Closes once nothing is waiting, nothing is in flight and everything is written.
+    private func closeWhenDone() {
+        guard !closed, !busy, pending.isEmpty, outputStart >= output.count else { return }
+        close()
+    }
+
+    /// Closes now: cancels both sources; the descriptor closes when both are done.
+    private func close() {
+        guard !closed else { return }
+        closed = true
+        pending.removeAll()
+        stopReading()
+        if writeSuspended { writeSuspended = false; writeSource?.resume() }
+        writeSource?.cancel()
+        if openSources == 0 { finish() }
+    }
+
+    private func sourceCancelled() {
+        openSources -= 1
+        if openSources == 0 && closed { finish() }
+    }
+
+    private func finish() {
+        Glibc.close(descriptor)
+        readSource = nil
+        writeSource = nil
+        let onClose = self.onClose
+        session.close { [self] in onClose(self) }
+    }
+
+    /// Closes the connection if nothing happened on it for `timeout` seconds, telling the client why.
+    func checkIdle(timeout: Double) {
+        queue.async { [self] in
+            guard !closed, !busy, pending.isEmpty, !inputDone else { return }
+            let idle = Double(DispatchTime.now().uptimeNanoseconds - lastActivity.uptimeNanoseconds) / 1e9
+            guard idle >= timeout else { return }
+            stopReading()
+            deliver(.event(name: "closing", members: [JSON.Member("reason", .string("idle_timeout")),
+                                                    JSON.Member("message", .string("no request for \(Int(timeout)) seconds; closing the connection"))]))
+            closeWhenDone()
+        }
+    }
+
+    /// Stops reading; answers what was received, tells the client the server is shutting down, then closes.
+    func beginShutdown() {
+        queue.async { [self] in
+            guard !closed else { return }
+            stopReading()
+            // Requests already received are still answered, in order, before the event.
+            pending.append(.reply(.event(name: "closing", members: [JSON.Member("reason", .string("shutdown")),
+                                                                     JSON.Member("message", .string("the server is shutting down"))])))
+            pump()
+            closeWhenDone()
+        }
+    }
+
+    /// Closes now, whatever is in flight (after the shutdown grace period).
+    func forceClose() {
+        queue.async { [self] in close() }
+    }
+}

@@ -1,0 +1,37 @@
+import PersistKit
+
+/// Everything `persistd` needs to serve, resolved from flags, environment and config file.
+///
+/// A value passed to ``Server/init(configuration:)``; see ``DaemonConfiguration`` for how it is
+/// resolved.
+public struct ServerConfiguration: Sendable, Equatable {
+    /// The model file.
+    public var modelPath: String
+    /// The store file (ignored for in-memory stores).
+    public var storePath: String
+    /// The store's type.
+    public var storeType: StoreType = .sqlite
+    /// The socket's path.
+    public var socketPath: String
+    /// The socket file's permission bits.
+    public var socketMode: UInt32 = 0o660
+    /// The most connections open at once; more are refused with `too_many_connections`.
+    public var maximumConnections = 256
+    /// The longest request line in bytes; longer ones get `line_too_long` and are disconnected.
+    public var maximumLineLength = 1 << 20
+    /// The most requests waiting per connection (pipelined, not yet answered); more get `too_many_requests`.
+    public var maximumQueuedRequests = 128
+    /// Seconds a connection may stay idle (nothing in flight, nothing received) before it is closed; 0 for never.
+    public var idleTimeout: Double = 300
+    /// Seconds shutdown waits for requests in flight before closing connections anyway.
+    public var shutdownGracePeriod: Double = 10
+    /// User IDs allowed to use the daemon; empty for everyone. The hook for the systemd issue's rules.
+    public var allowedUserIDs: [UInt32] = []
+
+    /// Creates a configuration.
+    public init(modelPath: String, storePath: String, socketPath: String) {
+        self.modelPath = modelPath
+        self.storePath = storePath
+        self.socketPath = socketPath
+    }
+}

@@ -1,0 +1,101 @@
+import PersistKit
+
+extension Session {
+    /// `insert {entity, values}` → `{"object":{…}}`. The object gets its permanent ID at once,
+    /// so the ID returned is the one it keeps after `save`.
+    func insert(_ body: JSON) throws(WireError) -> JSON {
+        let fields = RequestFields(body, op: "insert")
+        let entity = try fields.entity(in: state.container.managedObjectModel)
+        guard !entity.isAbstract else {
+            throw WireError(.badRequest, "entity \(entity.name) is abstract; insert one of its subentities",
+                            details: [JSON.Member("entity", .string(entity.name))])
+        }
+        let values = try decodeValues(fields.object("values") ?? [], entity: entity)
+        let object = ManagedObject(entity: entity, insertInto: context)
+        do {
+            for (name, value) in values { try object.setCheckedValue(value, forKey: name) }
+            try context.obtainPermanentIDs(for: [object])
+        } catch {
+            context.delete(object)
+            throw WireError(persistenceError: error)
+        }
+        return .object(["object": WireValueCoder.encode(object, properties: nil)])
+    }
+
+    /// `update {object, values}` → `{"object":{…}}`.
+    func update(_ body: JSON) throws(WireError) -> JSON {
+        let fields = RequestFields(body, op: "update")
+        guard let idValue = body["object"] else {
+            if fields.has("predicate") || fields.has("entity") { return try batchUpdate(body) }
+            throw fields.missing("object")
+        }
+        let object = try existingObject(idValue, in: context, what: "object")
+        let values = try decodeValues(fields.object("values") ?? [], entity: object.entity)
+        do {
+            for (name, value) in values { try object.setCheckedValue(value, forKey: name) }
+        } catch {
+            throw WireError(persistenceError: error)
+        }
+        return .object(["object": WireValueCoder.encode(object, properties: nil)])
+    }
+
+    /// `delete {object}` or `{ids}` → `{"deleted":n}`; delete rules apply at save.
+    func delete(_ body: JSON) throws(WireError) -> JSON {
+        let fields = RequestFields(body, op: "delete")
+        var idValues: [JSON]
+        if let single = body["object"] {
+            idValues = [single]
+        } else if let list = try fields.array("ids") {
+            idValues = list
+        } else {
+            if fields.has("predicate") || fields.has("entity") { return try batchDelete(body) }
+            throw WireError(.badRequest, "delete needs \"object\" or \"ids\" (or \"entity\" and \"predicate\")")
+        }
+        var objects: [ManagedObject] = []
+        for value in idValues { objects.append(try existingObject(value, in: context, what: "object")) }
+        let fresh = Set(objects.filter { !$0.isDeleted }.map(\.objectID))
+        for object in objects { context.delete(object) }
+        return .object(["deleted": .integer(Int64(fresh.count))])
+    }
+
+    /// `get {ids, properties?}` → `{"objects":[…]}`.
+    func get(_ body: JSON, in context: ManagedObjectContext) throws(WireError) -> JSON {
+        let fields = RequestFields(body, op: "get")
+        guard let idValues = try fields.array("ids") else { throw fields.missing("ids") }
+        let properties = try fields.stringArray("properties")
+        var objects: [JSON] = []
+        for value in idValues {
+            let object = try existingObject(value, in: context, what: "ids")
+            if let properties { for name in properties { _ = try object.entity.checkProperty(name) } }
+            objects.append(WireValueCoder.encode(object, properties: properties))
+        }
+        return .object(["objects": .array(objects)])
+    }
+
+    // MARK: - Helpers
+
+    /// The object `value` names, loaded in `context`; `not_found` if it does not exist (or is deleted there).
+    func existingObject(_ value: JSON, in context: ManagedObjectContext, what: String) throws(WireError) -> ManagedObject {
+        let id = try WireObjectID.parse(value, coordinator: state.coordinator, what: what)
+        let text = WireObjectID.format(id)
+        let object: ManagedObject
+        do {
+            object = try context.existingObject(with: id)
+        } catch {
+            throw WireError(.notFound, "no object \(text)", details: [JSON.Member("object", .string(text))])
+        }
+        if object.isDeleted { throw WireError(.notFound, "object \(text) is deleted", details: [JSON.Member("object", .string(text))]) }
+        return object
+    }
+
+    /// Every value of `members` converted for its property, checked before anything is set.
+    func decodeValues(_ members: [JSON.Member], entity: EntityDescription) throws(WireError) -> [(String, Any?)] {
+        var result: [(String, Any?)] = []
+        for member in members {
+            let property = try entity.checkProperty(member.key)
+            result.append((member.key, try WireValueCoder.decode(member.value, for: property, of: entity,
+                                                                 in: context, coordinator: state.coordinator)))
+        }
+        return result
+    }
+}

@@ -1,0 +1,20 @@
+import PersistKit
+
+extension Session {
+    /// `save` → `{"inserted":n,"updated":n,"deleted":n}`. On failure nothing is written, the
+    /// connection keeps its changes (fix them, or `rollback`), and the error lists every
+    /// failing object and key.
+    func save() throws(WireError) -> JSON {
+        context.processPendingChanges()
+        let inserted = context.insertedObjects.count
+        let updated = context.updatedObjects.count
+        let deleted = context.deletedObjects.count
+        do {
+            try context.save()
+        } catch {
+            throw WireError(persistenceError: error)
+        }
+        if inserted + updated + deleted > 0 { state.statistics.saves.add(1, ordering: .relaxed) }
+        return .object(["inserted": .integer(Int64(inserted)), "updated": .integer(Int64(updated)), "deleted": .integer(Int64(deleted))])
+    }
+}

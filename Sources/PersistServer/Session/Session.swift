@@ -1,0 +1,126 @@
+import Foundation
+import PersistKit
+
+/// One connection's view of the store: its own private-queue context, and the ops.
+///
+/// Changes a connection makes go into its context and are visible to it at once, and to other
+/// connections after its `save`. Reads of a connection with no pending changes are served by
+/// the container's view context, which every save is merged into, so hot objects come from
+/// memory; reads of a connection with pending changes are served by its own context, so they
+/// include those changes (`includesPendingChanges`).
+///
+/// A connection's changes form a transaction from its first change to its `save` or
+/// `rollback`: the context is reset when a change starts on a context with none pending, so
+/// objects are read fresh; a save that conflicts with another connection's save of the same
+/// object fails with `merge_conflict`.
+///
+/// ``handle(_:completion:)`` is called for one request at a time (the connection waits for the
+/// reply before starting the next), and calls `completion` exactly once, on some queue.
+public final class Session: Sendable {
+    /// The state every session shares.
+    public let state: ServerState
+    /// The connection's own context.
+    public let context: ManagedObjectContext
+    /// Who is at the other end, when the kernel says.
+    public let peer: PeerCredentials?
+
+    /// What an op needs: nothing, a read context, or the session's own context.
+    enum Kind {
+        case server
+        case read
+        case write
+    }
+
+    static let kinds: [String: Kind] = [
+        "hello": .server, "model": .server, "ping": .server, "stats": .server,
+        "get": .read, "fetch": .read, "count": .read,
+        "insert": .write, "update": .write, "delete": .write, "save": .write, "rollback": .write,
+    ]
+
+    /// Creates a session with a new background context.
+    public init(state: ServerState, peer: PeerCredentials?, name: String) {
+        self.state = state
+        self.peer = peer
+        self.context = state.container.newBackgroundContext()
+        context.name = name
+    }
+
+    /// Answers `request`; `completion` gets the reply.
+    public func handle(_ request: WireRequest, completion: @escaping @Sendable (WireReply) -> Void) {
+        guard let kind = Self.kinds[request.op] else {
+            completion(.failure(id: request.id, error: WireError(.unknownOp, "unknown op \"\(request.op)\"",
+                                                                 details: [JSON.Member("op", .string(request.op))])))
+            return
+        }
+        guard state.policy.allows(peer, op: request.op) else {
+            let who = peer.map { "user \($0.userID)" } ?? "a peer of unknown credentials"
+            completion(.failure(id: request.id, error: WireError(.unauthorized, "\(who) may not perform \(request.op)")))
+            return
+        }
+        switch kind {
+        case .server:
+            completion(Self.reply(request) { () throws(WireError) in try serverOp(request) })
+        case .read:
+            let context = self.context
+            context.perform {
+                if context.hasChanges {
+                    completion(Self.reply(request) { () throws(WireError) in try self.readOp(request, in: context) })
+                } else {
+                    let view = self.state.container.viewContext
+                    view.perform {
+                        completion(Self.reply(request) { () throws(WireError) in try self.readOp(request, in: view) })
+                    }
+                }
+            }
+        case .write:
+            let context = self.context
+            context.perform {
+                completion(Self.reply(request) { () throws(WireError) in try self.writeOp(request) })
+            }
+        }
+    }
+
+    /// Discards the connection's pending changes, when it closes; `completion` runs after.
+    public func close(completion: @escaping @Sendable () -> Void) {
+        let context = self.context
+        context.perform {
+            context.rollback()
+            context.reset()
+            completion()
+        }
+    }
+
+    static func reply(_ request: WireRequest, _ body: () throws(WireError) -> JSON) -> WireReply {
+        do {
+            return .success(id: request.id, result: try body())
+        } catch {
+            return .failure(id: request.id, error: error)
+        }
+    }
+
+    private func readOp(_ request: WireRequest, in context: ManagedObjectContext) throws(WireError) -> JSON {
+        switch request.op {
+        case "get": return try get(request.body, in: context)
+        case "fetch": return try fetch(request.body, in: context)
+        default: return try count(request.body, in: context)
+        }
+    }
+
+    private func writeOp(_ request: WireRequest) throws(WireError) -> JSON {
+        switch request.op {
+        case "save": return try save()
+        case "rollback":
+            context.rollback()
+            return .object([])
+        default:
+            break
+        }
+        // A change starting on a context with none pending starts a transaction: read fresh.
+        if !context.hasChanges { context.reset() }
+        switch request.op {
+        case "insert": return try insert(request.body)
+        case "update": return try update(request.body)
+        default: return try delete(request.body)
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import PersistKit
+
+extension WireError {
+    /// The wire error for an error PersistKit threw.
+    ///
+    /// | PersistKit code | wire code |
+    /// |---|---|
+    /// | 1600 deny rule | `delete_denied` |
+    /// | 1551, 133021 uniqueness | `constraint_violation` |
+    /// | 133020 optimistic locking | `merge_conflict` |
+    /// | 1550–1680 other validation | `validation_failed` |
+    /// | anything else | `internal` |
+    ///
+    /// Every failing object and key is listed in `errors`: `[{"object","key","code","message"}]`.
+    public init(persistenceError error: any Error) {
+        guard let error = error as? PersistenceError else {
+            self.init(.internal, "\(error)")
+            return
+        }
+        let all = error.code == .validationMultipleErrors ? error.detailedErrors : [error]
+        let codes = Set(all.map { Self.wireCode(for: $0.code) })
+        let code: Code
+        if codes.count == 1, let only = codes.first {
+            code = only
+        } else if codes.contains(.internal) {
+            code = .internal
+        } else {
+            code = .validationFailed
+        }
+        let list: [JSON] = all.map { detail in
+            var members = [JSON.Member]()
+            if let id = detail.objectID { members.append(JSON.Member("object", .string(WireObjectID.format(id)))) }
+            if let key = detail.key { members.append(JSON.Member("key", .string(key))) }
+            members.append(JSON.Member("code", .string(Self.wireCode(for: detail.code).rawValue)))
+            members.append(JSON.Member("message", .string(detail.message)))
+            return .object(members)
+        }
+        let message = all.count == 1 ? all[0].message : error.message
+        self.init(code, message, details: code == .internal && all.count == 1 ? [] : [JSON.Member("errors", .array(list))])
+    }
+
+    static func wireCode(for code: PersistenceError.Code) -> Code {
+        switch code.rawValue {
+        case PersistenceError.Code.validationRelationshipDeniedDelete.rawValue: return .deleteDenied
+        case PersistenceError.Code.managedObjectConstraintValidation.rawValue,
+             PersistenceError.Code.managedObjectConstraintMerge.rawValue: return .constraintViolation
+        case PersistenceError.Code.managedObjectMerge.rawValue: return .mergeConflict
+        case 1550...1680: return .validationFailed
+        default: return .internal
+        }
+    }
+}

@@ -1,0 +1,89 @@
+/// Splits a byte stream into `\n`-terminated lines, with a maximum line length.
+///
+/// Bytes are appended as they arrive (``append(_:)``); ``nextLine()`` returns each complete line
+/// without its `\n` (and without a `\r` before it). The framer remembers where its last scan
+/// stopped, so a partial line is not rescanned when more bytes arrive (as swift-nio-extras'
+/// `LineBasedFrameDecoder` does). A line longer than ``maximumLineLength`` bytes — counted
+/// without the terminator — is reported as ``Frame/tooLong`` as soon as that is certain, even
+/// before its `\n` arrives; the framer is then poisoned (the connection is to be closed).
+///
+/// ```swift
+/// var framer = LineFramer(maximumLineLength: 1 << 20)
+/// framer.append(Array("{\"op\":\"ping\"}\r\n{\"op\"".utf8))
+/// framer.nextLine()   // .line(bytes of {"op":"ping"})
+/// framer.nextLine()   // nil: the rest is a partial line
+/// ```
+public struct LineFramer: Sendable {
+    /// One result of ``nextLine()``.
+    public enum Frame: Sendable, Equatable {
+        /// A complete line, without its terminator.
+        case line([UInt8])
+        /// A line over the limit; no more frames follow.
+        case tooLong
+    }
+
+    /// The longest line accepted, in bytes, not counting `\n` or `\r\n`.
+    public let maximumLineLength: Int
+    private var buffer: [UInt8] = []
+    /// Where the next line starts in `buffer`.
+    private var start = 0
+    /// Where the scan for `\n` resumes: everything in `start..<scanned` holds no `\n`.
+    private var scanned = 0
+    private var poisoned = false
+
+    /// Creates a framer accepting lines of up to `maximumLineLength` bytes.
+    public init(maximumLineLength: Int) {
+        precondition(maximumLineLength > 0, "LineFramer: the maximum line length must be positive")
+        self.maximumLineLength = maximumLineLength
+    }
+
+    /// The bytes received but not yet returned as a line: a partial line, reported at end of input.
+    public var leftover: [UInt8] { Array(buffer[start...]) }
+
+    /// Whether an over-long line was seen.
+    public var isPoisoned: Bool { poisoned }
+
+    /// Adds received bytes.
+    public mutating func append<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
+        guard !poisoned else { return }
+        // Drop consumed bytes before growing, so the buffer holds at most one partial line and
+        // whatever complete lines are still waiting.
+        if start > 0 && start >= buffer.count / 2 {
+            buffer.removeFirst(start)
+            scanned -= start
+            start = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The next complete line, ``Frame/tooLong``, or `nil` when more bytes are needed.
+    public mutating func nextLine() -> Frame? {
+        if poisoned { return nil }
+        while scanned < buffer.count {
+            if buffer[scanned] == UInt8(ascii: "\n") {
+                var end = scanned
+                if end > start && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+                let line = Array(buffer[start..<end])
+                scanned += 1
+                start = scanned
+                if line.count > maximumLineLength { return poison() }
+                return .line(line)
+            }
+            scanned += 1
+        }
+        // No terminator yet. One byte of slack: a `\r` ending the partial line may belong to `\r\n`.
+        let pending = scanned - start
+        if pending > maximumLineLength + 1 || (pending == maximumLineLength + 1 && buffer[scanned - 1] != UInt8(ascii: "\r")) {
+            return poison()
+        }
+        return nil
+    }
+
+    private mutating func poison() -> Frame {
+        poisoned = true
+        buffer = []
+        start = 0
+        scanned = 0
+        return .tooLong
+    }
+}

@@ -1,0 +1,32 @@
+/// One line the server sends: a reply to a request, or an event.
+///
+/// - `{"id":…,"ok":true,"result":{…}}`
+/// - `{"id":…,"ok":false,"error":{"code":…,"message":…,…}}`
+/// - `{"event":"<name>",…}` (no `id`)
+public enum WireReply: Sendable, Equatable {
+    /// A successful reply.
+    case success(id: JSON, result: JSON)
+    /// An error reply.
+    case failure(id: JSON, error: WireError)
+    /// A server-pushed event with its members after `event`.
+    case event(name: String, members: [JSON.Member])
+
+    /// The reply as JSON.
+    public var json: JSON {
+        switch self {
+        case .success(let id, let result):
+            return .object(["id": id, "ok": .bool(true), "result": result])
+        case .failure(let id, let error):
+            return .object(["id": id, "ok": .bool(false), "error": error.json])
+        case .event(let name, let members):
+            return .object([JSON.Member("event", .string(name))] + members)
+        }
+    }
+
+    /// The reply as one line of UTF-8, with its `\n`.
+    public var line: [UInt8] {
+        var text = json.encoded
+        text += "\n"
+        return Array(text.utf8)
+    }
+}
