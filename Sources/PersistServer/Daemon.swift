@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PersistKit
 import Synchronization
 import CSystemd
 #if canImport(Glibc)
