@@ -46,6 +46,11 @@ let package = Package(
             dependencies: ["PersistKit", "CSQLite"],
             path: "Benchmarks/PersistBench"
         ),
+        .executableTarget(
+            name: "PersistStress",
+            dependencies: ["PersistKit"],
+            path: "Tests/Support/PersistStress"
+        ),
         .testTarget(
             name: "PersistKitTests",
             dependencies: ["PersistKit"],

@@ -37,6 +37,7 @@ public final class PersistentContainer: Sendable {
         self.descriptions = Locked([PersistentStoreDescription(url: url)])
         viewContext.persistentStoreCoordinator = persistentStoreCoordinator
         viewContext.name = "viewContext"
+        viewContext.receivesRemoteChanges = true
     }
 
     /// Where stores go by default: `$XDG_DATA_HOME`, or `~/.local/share`, as Linux programs keep

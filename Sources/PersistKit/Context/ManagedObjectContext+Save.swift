@@ -64,7 +64,9 @@ extension ManagedObjectContext {
                     continue
                 }
                 seen[constraintName, default: [:]][key] = object.objectID
-                if parent == nil, let store = try? rootStore(for: object.entity) {
+                // Under the other merge policies a clash with a stored object is an upsert,
+                // resolved when writing (see `ManagedObjectContext+Conflicts.swift`).
+                if parent == nil, mergePolicy == .error, let store = try? rootStore(for: object.entity) {
                     let predicate = CompoundPredicate.and(zip(constraint, key).map { FetchPredicate.equal($0, $1) })
                     let request = StoreFetchRequest(entity: object.entity.rootEntity, predicate: predicate, fetchLimit: 2)
                     let clashes = try store.fetch(request).filter { $0.objectID != object.objectID && registered[$0.objectID]?._isDeleted != true }
@@ -127,41 +129,78 @@ extension ManagedObjectContext {
 
     func commitToStores(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) throws {
         try obtainPermanentIDs(for: inserted)
-        // One request per store, built in place: copying a request out of a dictionary and back
-        // for every object would copy its arrays each time.
+        var plan = CommitPlan(inserted: inserted, updated: updated, deleted: deleted)
+        try resolveConstraintClashesBeforeWriting(&plan)
+        // Conflicts with other saves are found by the stores (Z_OPT checks, uniqueness checks
+        // inside the write transaction), which then write nothing; the merge policy resolves
+        // them and the write is tried again, a bounded number of times.
+        var attempt = 1
+        while true {
+            do {
+                try writeToStores(plan)
+                break
+            } catch let error as PersistenceError where attempt < Self.maxCommitAttempts && error.conflicts.isEmpty
+                && (error.code == .managedObjectMerge || error.code == .managedObjectConstraintMerge) {
+                attempt += 1
+                if error.code == .managedObjectMerge {
+                    try resolveOptimisticLockingConflicts(&plan, cause: error)
+                } else {
+                    try resolveConstraintConflictsAfterWriting(&plan, cause: error)
+                }
+            }
+        }
+        didCommit(inserted: plan.inserted, updated: plan.updated, deleted: plan.deleted + plan.alreadyDeleted, versionBump: true)
+        forgetVanished(plan.vanished)
+    }
+
+    /// Writes `plan` with one request per store, built in place: copying a request out of a
+    /// dictionary and back for every object would copy its arrays each time.
+    func writeToStores(_ plan: CommitPlan) throws {
         var stores: [any PersistentStore] = []
         var requests: [StoreSaveRequest] = []
         var storeIndexByEntity: [ObjectIdentifier: Int] = [:]
+        let author = transactionAuthor
+        let contextName = name
         func requestIndex(for entity: EntityDescription) throws -> Int {
             if let index = storeIndexByEntity[ObjectIdentifier(entity)] { return index }
             let store = try rootStore(for: entity)
             let index = stores.firstIndex { $0 === store } ?? {
                 stores.append(store)
-                requests.append(StoreSaveRequest())
+                var request = StoreSaveRequest()
+                request.transactionAuthor = author
+                request.contextName = contextName
+                requests.append(request)
                 return stores.count - 1
             }()
             storeIndexByEntity[ObjectIdentifier(entity)] = index
             return index
         }
-        for object in inserted {
+        for object in plan.inserted {
             let index = try requestIndex(for: object.entity)
             requests[index].inserted.append(object.storeRow(version: 0))
             requests[index].toManyChanges += object.toManyChanges()
         }
-        for object in updated {
+        for object in plan.updated {
             let index = try requestIndex(for: object.entity)
-            requests[index].updated.append(object.storeRow(version: object.committed?.version ?? 0))
+            if plan.reinserted.contains(ObjectIdentifier(object)) {
+                requests[index].inserted.append(object.storeRow(version: 0))
+            } else {
+                requests[index].updated.append(object.storeRow(version: object.committed?.version ?? 0))
+                let slots = object.entity.slots
+                requests[index].updatedKeys[object.objectID] = object.changedSlots.sorted().compactMap { $0 < slots.count ? slots[$0].name : nil }
+                    + object.toMany.filter { $0.value.hasChanges }.keys.sorted()
+            }
             requests[index].toManyChanges += object.toManyChanges()
         }
-        for object in deleted where !object.objectID.isTemporaryID {
+        for object in plan.deleted where !object.objectID.isTemporaryID {
             object.willAccessValue()
             let index = try requestIndex(for: object.entity)
-            requests[index].deleted.append(RowSnapshot(objectID: object.objectID, version: object.committed?.version ?? 0, values: []))
+            requests[index].deleted.append(RowSnapshot(objectID: object.objectID, version: object.committed?.version ?? 0,
+                                                       values: object.committed?.values ?? []))
         }
         for (store, request) in zip(stores, requests) where !request.isEmpty {
             try store.save(request)
         }
-        didCommit(inserted: inserted, updated: updated, deleted: deleted, versionBump: true)
     }
 
     /// Clears the change sets after a successful save, and tells observers.

@@ -38,6 +38,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         var mergePolicy: MergePolicy = .error
         var transactionAuthor: String?
         var children: [WeakContext] = []
+        /// Set on a container's view context: remote changes merge into it (see `RemoteChangeObserver`).
+        var receivesRemoteChanges = false
     }
 
     /// How the context runs.

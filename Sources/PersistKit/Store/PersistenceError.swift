@@ -65,10 +65,15 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
         public static let persistentStoreOperation = Code(rawValue: 134070)
         /// A store could not be opened (`NSPersistentStoreOpenError`).
         public static let persistentStoreOpen = Code(rawValue: 134080)
+        /// The store stayed locked by another connection or process for longer than
+        /// ``StoreOptions/busyTimeout`` (`NSPersistentStoreTimeoutError`); the daemon calls it `busy`.
+        public static let persistentStoreTimeout = Code(rawValue: 134090)
         /// The store's model version does not match the model (`NSPersistentStoreIncompatibleVersionHashError`).
         public static let persistentStoreIncompatibleVersionHash = Code(rawValue: 134100)
         /// SQLite reported an error (`NSSQLiteError`).
         public static let sqlite = Code(rawValue: 134180)
+        /// A persistent history token names history that was purged (`NSPersistentHistoryTokenExpiredError`).
+        public static let persistentHistoryTokenExpired = Code(rawValue: 134301)
         /// An object could not be found in any store.
         public static let objectNotFound = Code(rawValue: 133000)
     }
@@ -87,10 +92,14 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
     public var path: String?
     /// The underlying error's description (for example SQLite's message), if any.
     public var underlying: String?
+    /// For ``Code/managedObjectMerge``, every optimistic-locking conflict the save met
+    /// (Core Data's `conflictList` of `NSMergeConflict`s).
+    public var conflicts: [MergeConflict]
 
     /// Creates an error.
     public init(_ code: Code, _ message: String, objectID: ManagedObjectID? = nil, key: String? = nil,
-                detailedErrors: [PersistenceError] = [], path: String? = nil, underlying: String? = nil) {
+                detailedErrors: [PersistenceError] = [], path: String? = nil, underlying: String? = nil,
+                conflicts: [MergeConflict] = []) {
         self.code = code
         self.message = message
         self.objectID = objectID
@@ -98,6 +107,7 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
         self.detailedErrors = detailedErrors
         self.path = path
         self.underlying = underlying
+        self.conflicts = conflicts
     }
 
     /// The message with its code, object, key and underlying cause.
@@ -109,6 +119,7 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
         text += ")"
         if let underlying { text += ": \(underlying)" }
         for detail in detailedErrors { text += "\n  - \(detail)" }
+        for conflict in conflicts { text += "\n  - \(conflict)" }
         return text
     }
 }

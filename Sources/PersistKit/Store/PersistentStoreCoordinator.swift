@@ -12,6 +12,8 @@ public final class PersistentStoreCoordinator: Sendable {
 
     private let stores = Locked<[any PersistentStore]>([])
     private let contexts = Locked<[WeakContext]>([])
+    /// One observer per store opened with `remoteChangeNotificationPost`, by store identifier.
+    private let remoteObservers = Locked<[String: RemoteChangeObserver]>([:])
     private static let storeClasses = Locked<[StoreType: any PersistentStore.Type]>(StoreRegistry.builtIn)
 
     /// Creates a coordinator for `model`. The model is frozen (made read-only) when the first
@@ -48,12 +50,23 @@ public final class PersistentStoreCoordinator: Sendable {
         }
         let store = try storeClass.init(model: managedObjectModel, configurationName: configuration, url: url, options: options)
         stores.withLock { $0.append(store) }
+        if options.remoteChangeNotificationPost, let sqlite = store as? SQLiteStore {
+            do {
+                let observer = try RemoteChangeObserver(store: sqlite, coordinator: self)
+                remoteObservers.withLock { $0[store.identifier] = observer }
+            } catch {
+                stores.withLock { $0.removeAll { $0 === store } }
+                try? store.close()
+                throw error
+            }
+        }
         return store
     }
 
     /// Closes `store` and removes it from the coordinator.
     public func remove(_ store: any PersistentStore) throws {
         stores.withLock { $0.removeAll { $0 === store } }
+        remoteObservers.withLock { $0.removeValue(forKey: store.identifier) }?.stop()
         try store.close()
     }
 
@@ -87,6 +100,17 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     // MARK: - Context registration, for merging saves between sibling contexts
+
+    /// The observer of other connections' commits to the store with `identifier`, if the store
+    /// was opened with ``StoreOptions/remoteChangeNotificationPost``.
+    public func remoteChangeObserver(forStoreWithIdentifier identifier: String) -> RemoteChangeObserver? {
+        remoteObservers.withLock { $0[identifier] }
+    }
+
+    /// The live contexts registered with this coordinator.
+    func registeredContexts() -> [ManagedObjectContext] {
+        contexts.withLock { $0.compactMap(\.context) }
+    }
 
     func register(_ context: ManagedObjectContext) {
         contexts.withLock { list in

@@ -17,8 +17,13 @@ public struct StoreOptions: Sendable, Hashable {
     public var sqlitePragmas: [String: String]
     /// Record every transaction in the store's history (`NSPersistentHistoryTrackingKey`).
     public var persistentHistoryTracking: Bool
-    /// How long a SQLite writer waits for another process's lock before failing, in seconds.
+    /// How long a SQLite writer waits for another process's lock before failing, in seconds
+    /// (`NSPersistentStoreTimeoutOption`); past it, ``PersistenceError/Code/persistentStoreTimeout``.
     public var busyTimeout: Double
+    /// Notice other processes' commits to a SQLite store, merge them into the view context and
+    /// auto-merging contexts, and post ``PersistentStoreCoordinator/storeRemoteChangeNotification``
+    /// (`NSPersistentStoreRemoteChangeNotificationPostOptionKey`); see ``RemoteChangeObserver``.
+    public var remoteChangeNotificationPost: Bool
 
     /// Creates store options; by default stores migrate with inferred mappings, as
     /// `NSPersistentContainer` does.
@@ -28,7 +33,8 @@ public struct StoreOptions: Sendable, Hashable {
         readOnly: Bool = false,
         sqlitePragmas: [String: String] = [:],
         persistentHistoryTracking: Bool = false,
-        busyTimeout: Double = 5
+        busyTimeout: Double = 5,
+        remoteChangeNotificationPost: Bool = false
     ) {
         self.migratePersistentStoresAutomatically = migratePersistentStoresAutomatically
         self.inferMappingModelAutomatically = inferMappingModelAutomatically
@@ -36,5 +42,6 @@ public struct StoreOptions: Sendable, Hashable {
         self.sqlitePragmas = sqlitePragmas
         self.persistentHistoryTracking = persistentHistoryTracking
         self.busyTimeout = busyTimeout
+        self.remoteChangeNotificationPost = remoteChangeNotificationPost
     }
 }

@@ -40,12 +40,20 @@ public struct StoreSaveRequest: Sendable {
     public var inserted: [RowSnapshot] = []
     /// Changed rows, carrying the version they were read at; the store writes version + 1.
     public var updated: [RowSnapshot] = []
-    /// Deleted rows, carrying the version they were read at.
+    /// Deleted rows, carrying the version they were read at and, when known, their last read
+    /// values (kept as tombstones in persistent history).
     public var deleted: [RowSnapshot] = []
     /// Changes to to-many relationships. Contexts send a change for both sides of a
     /// relationship; a store writes what its layout needs (for example join-table rows once,
     /// from one side, and the order of ordered relationships) and ignores the rest.
     public var toManyChanges: [ToManyChange] = []
+    /// For persistent history: the names of the properties each updated object changed.
+    /// Objects not listed count as changing every property.
+    public var updatedKeys: [ManagedObjectID: [String]] = [:]
+    /// For persistent history: the saving context's ``ManagedObjectContext/transactionAuthor``.
+    public var transactionAuthor: String?
+    /// For persistent history: the saving context's ``ManagedObjectContext/name``.
+    public var contextName: String?
 
     /// Creates an empty save request.
     public init() {}

@@ -22,7 +22,7 @@ extension SQLiteStore {
             let (table, whereSQL, arguments) = try whereClause(fetch, &compiler)
             let select = "SELECT \"t0\".\"Z_PK\", \"t0\".\"Z_ENT\" FROM \(fromClause(table, compiler))\(whereSQL)"
             return try withConnection(.sqlite, "batch deleting \(fetch.entity.name) failed") { connection in
-                try connection.inTransaction(.immediate) {
+                try recordingBatch(.delete, connection) {
                     try batchDelete(try selectIDs(select, arguments, connection), table: table, connection)
                 }
             }
@@ -31,7 +31,7 @@ extension SQLiteStore {
             guard let first = mine.first else { return StoreBatchResult(count: 0, objectIDs: []) }
             let table = schema.tables[try layout(of: first.entity).tableIndex]
             return try withConnection(.sqlite, "batch deleting \(first.entity.name) failed") { connection in
-                try connection.inTransaction(.immediate) {
+                try recordingBatch(.delete, connection) {
                     // Only objects that exist, with their stored entity.
                     var existing: [ManagedObjectID] = []
                     for chunk in Self.chunks(mine.map(\.primaryKey)) {
@@ -77,8 +77,8 @@ extension SQLiteStore {
         let columns = (["Z_PK", "Z_ENT", "Z_OPT"] + names).map(SQLiteSchema.quote).joined(separator: ", ")
         let sql = "INSERT INTO \(SQLiteSchema.quote(table.name)) (\(columns)) VALUES (\(Self.placeholders(names.count + 3)))"
         let count = rows.count
-        let keys: [Int64] = try withConnection(.sqlite, "batch inserting \(entity.name) failed") { connection in
-            try connection.inTransaction(.immediate) {
+        let result = try withConnection(.sqlite, "batch inserting \(entity.name) failed") { connection in
+            try recordingBatch(.insert, connection) {
                 try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + ? WHERE \"Z_ENT\" = ?",
                                        [.integer(Int64(count)), .integer(Int64(rootNumber))])
                 let last = try connection.int64("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = ?", [.integer(Int64(rootNumber))]) ?? 0
@@ -88,10 +88,10 @@ extension SQLiteStore {
                     try statement.execute([.integer(key), .integer(Int64(layout.number)), .integer(1)]
                                           + slots.map { $0 < values.count ? values[$0] : .null })
                 }
-                return keys
+                return StoreBatchResult(count: count, objectIDs: keys.map { ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: $0) })
             }
         }
-        return StoreBatchResult(count: count, objectIDs: keys.map { ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: $0) })
+        return result
     }
 
     private func batchUpdate(_ fetch: StoreFetchRequest, _ assignments: [StoreBatchAssignment]) throws -> StoreBatchResult {
@@ -122,7 +122,7 @@ extension SQLiteStore {
         let update = "UPDATE \(SQLiteSchema.quote(table.name)) AS \"t0\" SET \(sets.joined(separator: ", ")) WHERE \"t0\".\"Z_PK\" IN (\(keys))"
         let setArguments = values.arguments
         return try withConnection(.sqlite, "batch updating \(fetch.entity.name) failed") { connection in
-            try connection.inTransaction(.immediate) {
+            try recordingBatch(.update(assignments.map(\.attribute.name)), connection) {
                 let ids = try selectIDs(select, whereArguments, connection)
                 try connection.execute(update, setArguments + whereArguments)
                 return StoreBatchResult(count: ids.count, objectIDs: ids)

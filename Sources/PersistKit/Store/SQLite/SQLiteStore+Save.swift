@@ -73,6 +73,8 @@ extension SQLiteStore {
         guard !changes.isEmpty else { return }
         guard !isReadOnly else { throw readOnlyError("save") }
         try withConnection(.sqlite, "saving to the store failed") { connection in
+            // Noted only once committed: a rolled-back number may be reused by another process.
+            var historyNumber: Int64?
             try connection.inTransaction(.immediate) {
                 var columnsByEntity: [String: WriteColumns] = [:]
                 func columns(_ layout: SQLiteSchema.EntityLayout) -> WriteColumns {
@@ -104,13 +106,16 @@ extension SQLiteStore {
                 }
 
                 try applyToManyChanges(changes.toManyChanges, connection)
+                try checkUniqueness(of: changes.inserted + changes.updated, connection)
 
                 // Keep Z_MAX at or above every key written, in case keys came from elsewhere.
                 for (root, key) in maxKeyByRoot.sorted(by: { $0.key < $1.key }) {
                     try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ? AND \"Z_MAX\" < ?",
                                            [.integer(key), .integer(Int64(root)), .integer(key)])
                 }
+                if isHistoryTracked { historyNumber = try recordHistory(changes, connection) }
             }
+            if let historyNumber { noteOwnTransaction(historyNumber) }
         }
     }
 

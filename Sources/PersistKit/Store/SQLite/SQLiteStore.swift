@@ -16,6 +16,8 @@ import Foundation
 public final class SQLiteStore: PersistentStore {
     struct State {
         var connection: SQLiteConnection?
+        /// The connection's busy handler, kept alive as long as the connection.
+        var busyHandler: SQLiteBusyHandler?
     }
 
     /// Always ``StoreType/sqlite``.
@@ -30,11 +32,18 @@ public final class SQLiteStore: PersistentStore {
     public let model: ManagedObjectModel
     /// Whether the store was opened read-only.
     public let isReadOnly: Bool
+    /// Whether every save is recorded in persistent history (``StoreOptions/persistentHistoryTracking``).
+    public let isHistoryTracked: Bool
+    /// How long an operation waits for other connections' locks (``StoreOptions/busyTimeout``).
+    public let busyTimeout: Double
     /// The layout of the model in this store.
     let schema: SQLiteSchema
     let storeMetadata: SQLiteMetadata
     /// The connection, confined by this lock.
     let state: Locked<State>
+    /// Persistent history and remote-change bookkeeping (see `SQLiteStore+History.swift`);
+    /// taken alone or inside `state`'s lock, never the other way round.
+    let historyState = Locked(HistoryState())
 
     /// Pragmas `options.sqlitePragmas` may set, with a check of each value.
     static let allowedPragmas: [String: @Sendable (String) -> Bool] = [
@@ -78,7 +87,8 @@ public final class SQLiteStore: PersistentStore {
         } catch {
             throw PersistenceError(.persistentStoreOpen, "the store file could not be opened", path: path, underlying: error.description)
         }
-        connection.setBusyTimeout(seconds: options.busyTimeout)
+        let busyHandler = SQLiteBusyHandler(timeout: options.busyTimeout)
+        busyHandler.install(on: connection)
         connection.registerFunctions()
 
         let entities = model.entities(forConfiguration: configurationName)
@@ -129,6 +139,7 @@ public final class SQLiteStore: PersistentStore {
                 self.schema = schema
                 self.storeMetadata = metadata
             }
+            if options.persistentHistoryTracking && !options.readOnly { try Self.createHistoryTables(connection) }
         } catch {
             try? connection.close()
             if let error = error as? SQLiteError {
@@ -141,7 +152,9 @@ public final class SQLiteStore: PersistentStore {
         self.configurationName = configurationName
         self.model = model
         self.isReadOnly = options.readOnly
-        self.state = Locked(State(connection: connection))
+        self.isHistoryTracked = options.persistentHistoryTracking
+        self.busyTimeout = options.busyTimeout
+        self.state = Locked(State(connection: connection, busyHandler: busyHandler))
     }
 
     deinit {
@@ -222,17 +235,24 @@ public final class SQLiteStore: PersistentStore {
 
     /// Runs `body` with the connection under the store's lock, mapping SQLite errors to
     /// ``PersistenceError`` with code `code`.
+    ///
+    /// When another connection holds a lock `body` needs, `body` runs again (the lock released
+    /// in between) with backoff, for at most ``busyTimeout`` seconds; then the error is
+    /// ``PersistenceError/Code/persistentStoreTimeout``. Every `body` is one transaction or
+    /// one read, so running it again is safe.
     func withConnection<T: Sendable>(_ code: PersistenceError.Code = .sqlite, _ what: String,
                                      _ body: (SQLiteConnection) throws -> T) throws -> T {
-        try state.withLock { state throws -> T in
-            guard let connection = state.connection else {
-                throw PersistenceError(.persistentStoreOperation, "the store is closed", path: url?.path)
+        do {
+            return try Self.retryingWhileBusy(timeout: busyTimeout, what: what, path: url?.path) {
+                try state.withLock { state throws -> T in
+                    guard let connection = state.connection else {
+                        throw PersistenceError(.persistentStoreOperation, "the store is closed", path: url?.path)
+                    }
+                    return try body(connection)
+                }
             }
-            do {
-                return try body(connection)
-            } catch let error as SQLiteError {
-                throw error.persistenceError(code, what, path: url?.path)
-            }
+        } catch let error as SQLiteError {
+            throw error.persistenceError(code, what, path: url?.path)
         }
     }
 

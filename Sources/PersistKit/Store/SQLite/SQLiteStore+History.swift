@@ -1,0 +1,359 @@
+import Foundation
+
+/// What a ``SQLiteStore`` remembers about history and other connections' commits.
+struct HistoryState {
+    /// Transactions this store's own connection committed, not yet seen by the remote-change
+    /// observer (which skips them: their changes were merged in-process already).
+    var ownTransactions: Set<Int64> = []
+    /// The last `PRAGMA data_version` seen, or `nil` before the first poll.
+    var lastDataVersion: Int64?
+    /// Whether a remote-change observer reads history (only then are own transactions noted).
+    var isObserved = false
+}
+
+/// Persistent history in a SQLite store: tables in the spirit of Core Data's
+/// (`ATRANSACTION`, `ACHANGE`, `ATRANSACTIONSTRING`; see `docs/sharing.md` for what matches),
+/// written in the same SQLite transaction as the save they record.
+extension SQLiteStore: PersistentHistoryStore {
+    /// `Z_ENT` values written in the history tables (Core Data uses numbers of its own above
+    /// the model's; these are ours).
+    static let transactionEntityNumber: Int64 = 16001
+    static let changeEntityNumber: Int64 = 16002
+    static let stringEntityNumber: Int64 = 16003
+
+    /// The history tables and indexes; `IF NOT EXISTS`, so opening a store twice, or from two
+    /// processes at once, is harmless.
+    static let historyCreationSQL = [
+        """
+        CREATE TABLE IF NOT EXISTS "ATRANSACTIONSTRING" ("Z_PK" INTEGER PRIMARY KEY, "Z_ENT" INTEGER, "Z_OPT" INTEGER, \
+        "ZNAME" VARCHAR NOT NULL UNIQUE)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS "ATRANSACTION" ("Z_PK" INTEGER PRIMARY KEY AUTOINCREMENT, "Z_ENT" INTEGER, "Z_OPT" INTEGER, \
+        "ZAUTHORTS" INTEGER, "ZBUNDLEIDTS" INTEGER, "ZCONTEXTNAMETS" INTEGER, "ZPROCESSIDTS" INTEGER, "ZTIMESTAMP" FLOAT, \
+        "ZQUERYGEN" BLOB)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS "ACHANGE" ("Z_PK" INTEGER PRIMARY KEY AUTOINCREMENT, "Z_ENT" INTEGER, "Z_OPT" INTEGER, \
+        "ZCHANGETYPE" INTEGER, "ZENTITY" INTEGER, "ZENTITYPK" INTEGER, "ZTRANSACTIONID" INTEGER, "ZCOLUMNS" BLOB, \
+        "ZTOMBSTONE" BLOB)
+        """,
+        #"CREATE INDEX IF NOT EXISTS "ACHANGE_ZTRANSACTIONID_INDEX" ON "ACHANGE" ("ZTRANSACTIONID")"#,
+        #"CREATE INDEX IF NOT EXISTS "ATRANSACTION_ZTIMESTAMP_INDEX" ON "ATRANSACTION" ("ZTIMESTAMP")"#,
+    ]
+
+    static func createHistoryTables(_ connection: SQLiteConnection) throws {
+        try connection.inTransaction(.immediate) {
+            for sql in historyCreationSQL { try connection.execute(sql) }
+        }
+    }
+
+    /// The program name and process ID recorded with each transaction.
+    private static let processInfo: (bundleID: String, processID: String) = {
+        let info = ProcessInfo.processInfo
+        return (info.processName, String(info.processIdentifier))
+    }()
+
+    // MARK: - Recording
+
+    /// Records `changes` as one history transaction, on `connection` inside the save's own
+    /// SQLite transaction; returns the transaction's number.
+    func recordHistory(_ changes: StoreSaveRequest, _ connection: SQLiteConnection) throws -> Int64 {
+        func stringKey(_ text: String?) throws -> StoreValue {
+            guard let text else { return .null }
+            try connection.execute("INSERT OR IGNORE INTO \"ATRANSACTIONSTRING\" (\"Z_ENT\", \"Z_OPT\", \"ZNAME\") VALUES (?, 1, ?)",
+                                   [.integer(Self.stringEntityNumber), .string(text)])
+            return try connection.int64("SELECT \"Z_PK\" FROM \"ATRANSACTIONSTRING\" WHERE \"ZNAME\" = ?", [.string(text)])
+                .map { .integer($0) } ?? .null
+        }
+        try connection.execute("""
+            INSERT INTO "ATRANSACTION" ("Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP") \
+            VALUES (?, 1, ?, ?, ?, ?, ?)
+            """, [.integer(Self.transactionEntityNumber), try stringKey(changes.transactionAuthor), try stringKey(Self.processInfo.bundleID),
+                  try stringKey(changes.contextName), try stringKey(Self.processInfo.processID),
+                  .double(Date().timeIntervalSinceReferenceDate)])
+        let number = connection.lastInsertRowID
+        let insertChange = """
+            INSERT INTO "ACHANGE" ("Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS", "ZTOMBSTONE") \
+            VALUES (?, 1, ?, ?, ?, ?, ?, ?)
+            """
+        func record(_ id: ManagedObjectID, _ type: PersistentHistoryChange.ChangeType, columns: StoreValue = .null, tombstone: StoreValue = .null) throws {
+            let entityNumber = schema.layout(of: id.entity).map { Int64($0.number) } ?? 0
+            try connection.execute(insertChange, [.integer(Self.changeEntityNumber), .integer(Int64(type.rawValue)), .integer(entityNumber), .integer(id.primaryKey),
+                                                  .integer(number), columns, tombstone])
+        }
+        for row in changes.inserted { try record(row.objectID, .insert) }
+        for row in changes.updated {
+            let keys = changes.updatedKeys[row.objectID] ?? row.objectID.entity.slots.filter { !$0.isTransient }.map(\.name)
+            try record(row.objectID, .update, columns: .data(Data(keys.joined(separator: ",").utf8)))
+        }
+        for row in changes.deleted {
+            try record(row.objectID, .delete, tombstone: Self.tombstone(of: row))
+        }
+        // Objects whose to-many relationships changed but which are not in `updated` (the
+        // context sends both sides of a relationship; only one may have a row change).
+        let written = Set(changes.updated.map(\.objectID)).union(changes.inserted.map(\.objectID)).union(changes.deleted.map(\.objectID))
+        var extra: [ManagedObjectID: Set<String>] = [:]
+        for change in changes.toManyChanges where !written.contains(change.source) {
+            extra[change.source, default: []].insert(change.relationship.name)
+        }
+        for (id, names) in extra.sorted(by: { ($0.key.entity.name, $0.key.primaryKey) < ($1.key.entity.name, $1.key.primaryKey) }) {
+            try record(id, .update, columns: .data(Data(names.sorted().joined(separator: ",").utf8)))
+        }
+        return number
+    }
+
+    /// The preserved attribute values of a deleted row, as JSON (`{"name": ["string", "Duvel"]}`),
+    /// or `NULL` when the entity preserves none or the row carries no values.
+    private static func tombstone(of row: RowSnapshot) -> StoreValue {
+        var object: [String: [String]] = [:]
+        for (slot, property) in row.objectID.entity.slots.enumerated() {
+            guard let attribute = property as? AttributeDescription, attribute.preservesValueInHistoryOnDeletion,
+                  slot < row.values.count, let (type, text) = StoreValueText.encode(row.values[slot]) else { continue }
+            object[attribute.name] = text.map { [type, $0] } ?? [type]
+        }
+        guard !object.isEmpty, let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return .null }
+        return .data(data)
+    }
+
+    private static func decodeTombstone(_ data: Data) -> [String: StoreValue] {
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: [String]] else { return [:] }
+        var result: [String: StoreValue] = [:]
+        for (name, pair) in object {
+            guard let type = pair.first else { continue }
+            if type == "null" { result[name] = .null; continue }
+            if pair.count == 2, let value = StoreValueText.decode(type: type, text: pair[1]) { result[name] = value }
+        }
+        return result
+    }
+
+    // MARK: - Reading and purging
+
+    /// The token after the last transaction committed to the store, by any connection.
+    public func currentHistoryToken() throws -> PersistentHistoryToken {
+        try requireHistory()
+        let number = try withConnection(.sqlite, "reading the history token failed") { connection in
+            try Self.lastTransactionNumber(connection)
+        }
+        return PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: number)
+    }
+
+    private static func lastTransactionNumber(_ connection: SQLiteConnection) throws -> Int64 {
+        try connection.int64("SELECT \"seq\" FROM \"sqlite_sequence\" WHERE \"name\" = 'ATRANSACTION'") ?? 0
+    }
+
+    private func requireHistory() throws {
+        guard isHistoryTracked else {
+            throw PersistenceError(.persistentStoreOperation, "the store does not track persistent history (open it with StoreOptions.persistentHistoryTracking)",
+                                   path: url?.path)
+        }
+    }
+
+    /// Runs a history fetch or purge.
+    public func executeHistory(_ request: PersistentHistoryChangeRequest) throws -> PersistentHistoryResult {
+        try requireHistory()
+        switch request.operation {
+        case .fetchAfterToken(let token):
+            try checkStore(of: token)
+            return try fetchHistory(after: token?.transactionNumber ?? 0, since: nil, limit: request.fetchLimit, checkExpiry: token != nil)
+        case .fetchAfterDate(let date):
+            return try fetchHistory(after: 0, since: date, limit: request.fetchLimit, checkExpiry: false)
+        case .deleteBeforeToken(let token):
+            try checkStore(of: token)
+            return try deleteHistory(where: "\"Z_PK\" <= ?", .integer(token?.transactionNumber ?? Int64.max))
+        case .deleteBeforeDate(let date):
+            return try deleteHistory(where: "\"ZTIMESTAMP\" < ?", .double(date.timeIntervalSinceReferenceDate))
+        }
+    }
+
+    private func checkStore(of token: PersistentHistoryToken?) throws {
+        if let token, token.storeIdentifier != identifier {
+            throw PersistenceError(.persistentStoreOperation, "the history token \(token) belongs to another store (this one is \(identifier))",
+                                   path: url?.path)
+        }
+    }
+
+    /// Transactions numbered above `after` (and committed at or after `since`), oldest first.
+    func fetchHistory(after: Int64, since: Date?, limit: Int?, checkExpiry: Bool) throws -> PersistentHistoryResult {
+        let storeID = identifier
+        return try withConnection(.sqlite, "reading persistent history failed") { connection in
+            try connection.inTransaction(.deferred) {
+                if checkExpiry {
+                    let oldest = try connection.int64("SELECT MIN(\"Z_PK\") FROM \"ATRANSACTION\"")
+                        ?? (try Self.lastTransactionNumber(connection) + 1)
+                    if after + 1 < oldest {
+                        throw PersistenceError(.persistentHistoryTokenExpired,
+                                               "the history after transaction \(after) was purged (the oldest kept is \(oldest)); fetch from a newer token",
+                                               path: url?.path)
+                    }
+                }
+                var sql = """
+                    SELECT t."Z_PK", t."ZTIMESTAMP", a."ZNAME", c."ZNAME", b."ZNAME", p."ZNAME" FROM "ATRANSACTION" AS t \
+                    LEFT JOIN "ATRANSACTIONSTRING" AS a ON a."Z_PK" = t."ZAUTHORTS" \
+                    LEFT JOIN "ATRANSACTIONSTRING" AS c ON c."Z_PK" = t."ZCONTEXTNAMETS" \
+                    LEFT JOIN "ATRANSACTIONSTRING" AS b ON b."Z_PK" = t."ZBUNDLEIDTS" \
+                    LEFT JOIN "ATRANSACTIONSTRING" AS p ON p."Z_PK" = t."ZPROCESSIDTS" \
+                    WHERE t."Z_PK" > ?
+                    """
+                var arguments: [StoreValue] = [.integer(after)]
+                if let since {
+                    sql += " AND t.\"ZTIMESTAMP\" >= ?"
+                    arguments.append(.double(since.timeIntervalSinceReferenceDate))
+                }
+                sql += " ORDER BY t.\"Z_PK\""
+                if let limit {
+                    sql += " LIMIT ?"
+                    arguments.append(.integer(Int64(max(0, limit))))
+                }
+                var transactions: [PersistentHistoryTransaction] = []
+                let statement = try connection.prepare(sql)
+                try statement.forEachRow(arguments) { row in
+                    func text(_ column: Int32) -> String? { row.isNull(column) ? nil : row.string(column) }
+                    transactions.append(PersistentHistoryTransaction(
+                        transactionNumber: row.int64(0), storeIdentifier: storeID,
+                        timestamp: Date(timeIntervalSinceReferenceDate: row.double(1)),
+                        author: text(2), contextName: text(3), bundleID: text(4), processID: text(5), changes: []))
+                }
+                guard let first = transactions.first?.transactionNumber, let last = transactions.last?.transactionNumber else {
+                    let token = PersistentHistoryToken(storeIdentifier: storeID, transactionNumber: since == nil ? after : try Self.lastTransactionNumber(connection))
+                    return PersistentHistoryResult(token: token)
+                }
+                var indexByNumber: [Int64: Int] = [:]
+                for (index, transaction) in transactions.enumerated() { indexByNumber[transaction.transactionNumber] = index }
+                let changeSQL = """
+                    SELECT "Z_PK", "ZTRANSACTIONID", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZCOLUMNS", "ZTOMBSTONE" FROM "ACHANGE" \
+                    WHERE "ZTRANSACTIONID" BETWEEN ? AND ? ORDER BY "Z_PK"
+                    """
+                try connection.cachedStatement(changeSQL).forEachRow([.integer(first), .integer(last)]) { row in
+                    guard let index = indexByNumber[row.int64(1)],
+                          let type = PersistentHistoryChange.ChangeType(rawValue: Int(row.int64(2))),
+                          let entity = schema.entitiesByNumber[Int(row.int64(3))] else { return }
+                    let id = ManagedObjectID(entity: entity, storeIdentifier: storeID, primaryKey: row.int64(4))
+                    var keys: Set<String> = []
+                    if !row.isNull(5) {
+                        keys = Set(String(decoding: row.data(5), as: UTF8.self).split(separator: ",").map(String.init))
+                    }
+                    let tombstone = row.isNull(6) ? [:] : Self.decodeTombstone(row.data(6))
+                    transactions[index].changes.append(PersistentHistoryChange(
+                        changeNumber: row.int64(0), changedObjectID: id, changeType: type, updatedProperties: keys, tombstone: tombstone))
+                }
+                return PersistentHistoryResult(transactions: transactions,
+                                               token: PersistentHistoryToken(storeIdentifier: storeID, transactionNumber: last))
+            }
+        }
+    }
+
+    private func deleteHistory(where condition: String, _ argument: StoreValue) throws -> PersistentHistoryResult {
+        guard !isReadOnly else { throw readOnlyError("delete history") }
+        let storeID = identifier
+        return try withConnection(.sqlite, "deleting persistent history failed") { connection in
+            try connection.inTransaction(.immediate) {
+                try connection.execute("""
+                    DELETE FROM "ACHANGE" WHERE "ZTRANSACTIONID" IN (SELECT "Z_PK" FROM "ATRANSACTION" WHERE \(condition))
+                    """, [argument])
+                try connection.execute("DELETE FROM \"ATRANSACTION\" WHERE \(condition)", [argument])
+                let count = connection.changes
+                let token = PersistentHistoryToken(storeIdentifier: storeID, transactionNumber: try Self.lastTransactionNumber(connection))
+                return PersistentHistoryResult(deletedCount: count, token: token)
+            }
+        }
+    }
+
+    // MARK: - Noticing other connections' commits
+
+    /// Whether another connection (another coordinator or process) committed since the last
+    /// call (`PRAGMA data_version`: "the integer values returned by two invocations … will be
+    /// different if changes were committed to the database by any other connection in the
+    /// interim", sqlite.org/pragma.html#pragma_data_version). The first call answers `false`.
+    public func hasExternalCommits() throws -> Bool {
+        try pollExternalCommits().changed
+    }
+
+    /// Whether another connection committed since the last poll and, with history, the number
+    /// of the last transaction committed, read together under the store's lock. When nothing
+    /// changed, every transaction up to that number is this connection's own or already seen,
+    /// so the own-transaction list is emptied up to it (it never grows without bound).
+    func pollExternalCommits() throws -> (changed: Bool, lastTransaction: Int64?) {
+        let tracked = isHistoryTracked
+        let (version, last) = try withConnection(.sqlite, "reading data_version failed") { connection in
+            let version = try connection.int64("PRAGMA data_version") ?? 0
+            let last = tracked ? try Self.lastTransactionNumber(connection) : nil
+            return historyState.withLock { state -> (Bool, Int64?) in
+                defer { state.lastDataVersion = version }
+                let changed = state.lastDataVersion.map { $0 != version } ?? false
+                if !changed, let last { state.ownTransactions = state.ownTransactions.filter { $0 > last } }
+                return (changed, last)
+            }
+        }
+        return (version, last)
+    }
+
+    /// Notes a transaction committed by this store's own connection, when an observer reads history.
+    func noteOwnTransaction(_ number: Int64) {
+        historyState.withLock { state in
+            if state.isObserved { state.ownTransactions.insert(number) }
+        }
+    }
+
+    /// Marks the store as read by a remote-change observer.
+    func beginObserving() {
+        historyState.withLock { $0.isObserved = true }
+    }
+
+    /// History after `token` written by other connections, at most `limit` transactions; the
+    /// returned token points after everything read (own transactions included).
+    func externalHistory(after token: PersistentHistoryToken?, limit: Int) throws -> PersistentHistoryResult {
+        var result = try fetchHistory(after: token?.transactionNumber ?? 0, since: nil, limit: limit, checkExpiry: token != nil)
+        let last = result.token?.transactionNumber ?? 0
+        result.transactions = historyState.withLock { state in
+            let kept = result.transactions.filter { !state.ownTransactions.contains($0.transactionNumber) }
+            state.ownTransactions = state.ownTransactions.filter { $0 > last }
+            return kept
+        }
+        return result
+    }
+}
+
+extension SQLiteStore {
+    /// What a batch request changed, for its history transaction.
+    enum BatchKind {
+        case insert
+        /// An update of the named attributes.
+        case update([String])
+        case delete
+    }
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction and, with history tracking, records
+    /// what it changed as one history transaction (author and context name unknown; objects a
+    /// batch delete nullified count as updated; batch deletes keep no tombstones, as no row
+    /// values are read). The transaction's number is noted as this connection's own once
+    /// committed.
+    func recordingBatch(_ kind: BatchKind, _ connection: SQLiteConnection,
+                        _ body: () throws -> StoreBatchResult) throws -> StoreBatchResult {
+        var historyNumber: Int64?
+        let result = try connection.inTransaction(.immediate) {
+            let result = try body()
+            guard isHistoryTracked, !result.objectIDs.isEmpty || !result.nullifiedObjectIDs.isEmpty else { return result }
+            var changes = StoreSaveRequest()
+            changes.contextName = "batch"
+            func rows(_ ids: [ManagedObjectID]) -> [RowSnapshot] { ids.map { RowSnapshot(objectID: $0, version: 0, values: []) } }
+            switch kind {
+            case .insert:
+                changes.inserted = rows(result.objectIDs)
+            case .update(let names):
+                changes.updated = rows(result.objectIDs)
+                for id in result.objectIDs { changes.updatedKeys[id] = names }
+            case .delete:
+                changes.deleted = rows(result.objectIDs)
+            }
+            for id in result.nullifiedObjectIDs {
+                changes.updated.append(RowSnapshot(objectID: id, version: 0, values: []))
+                changes.updatedKeys[id] = []
+            }
+            historyNumber = try recordHistory(changes, connection)
+            return result
+        }
+        if let historyNumber { noteOwnTransaction(historyNumber) }
+        return result
+    }
+}
