@@ -19,6 +19,12 @@ public struct StoreOptions: Sendable, Hashable {
     public var persistentHistoryTracking: Bool
     /// How long a SQLite writer waits for another process's lock before failing, in seconds.
     public var busyTimeout: Double
+    /// The earlier versions of the model, oldest first, for staged lightweight migration: a
+    /// store written with any of them is migrated one version at a time to the current model.
+    /// Load them from an Xcode bundle with ``ModelVersionHistory/init(bundle:)``. Without it,
+    /// a store made by persistd is migrated from the model copy kept in its metadata.
+    /// See `docs/migration.md`.
+    public var modelVersionHistory: ModelVersionHistory?
 
     /// Creates store options; by default stores migrate with inferred mappings, as
     /// `NSPersistentContainer` does.
@@ -28,7 +34,8 @@ public struct StoreOptions: Sendable, Hashable {
         readOnly: Bool = false,
         sqlitePragmas: [String: String] = [:],
         persistentHistoryTracking: Bool = false,
-        busyTimeout: Double = 5
+        busyTimeout: Double = 5,
+        modelVersionHistory: ModelVersionHistory? = nil
     ) {
         self.migratePersistentStoresAutomatically = migratePersistentStoresAutomatically
         self.inferMappingModelAutomatically = inferMappingModelAutomatically
@@ -36,5 +43,6 @@ public struct StoreOptions: Sendable, Hashable {
         self.sqlitePragmas = sqlitePragmas
         self.persistentHistoryTracking = persistentHistoryTracking
         self.busyTimeout = busyTimeout
+        self.modelVersionHistory = modelVersionHistory
     }
 }
