@@ -38,6 +38,9 @@ extension SQLiteStore {
         defer { try? connection.close() }
         let tables = (try? connection.strings("SELECT name FROM sqlite_master WHERE type = 'table'")) ?? []
         guard tables.contains("Z_METADATA"), tables.contains("Z_PRIMARYKEY") else { return }
+        // Without automatic migration, the open path's schema check decides: a store whose
+        // tables fit the model opens, any other fails naming the missing table or column.
+        guard options.migratePersistentStoresAutomatically && options.inferMappingModelAutomatically else { return }
         let plan = try plan(connection, url: url, model: model, configurationName: configurationName, options: options)
         switch plan.outcome {
         case .upToDate, .sourceModelUnknown:
@@ -48,10 +51,6 @@ extension SQLiteStore {
                                    "the store cannot be migrated by an inferred mapping: \(details.count) change\(details.count == 1 ? "" : "s") would need a mapping model; the store was not changed\n\(plan.blockingChanges.map { "  - \($0)" }.joined(separator: "\n"))",
                                    detailedErrors: details, path: path)
         case .migratable:
-            guard options.migratePersistentStoresAutomatically && options.inferMappingModelAutomatically else {
-                throw PersistenceError(.persistentStoreIncompatibleVersionHash,
-                                       "the store was written with model version \(plan.steps.first?.sourceName ?? "?") and needs migration; enable migratePersistentStoresAutomatically and inferMappingModelAutomatically", path: path)
-            }
             try migrate(connection, plan: plan, model: model, configurationName: configurationName)
         }
     }
