@@ -88,7 +88,8 @@ struct InferredMapping: Sendable {
                 changes.append(MigrationChange(.attributeAdded, entity: entity.name, property: property.name, "attribute added (existing objects get \(value))"))
             }
         } else if let relationship = property as? RelationshipDescription {
-            if !relationship.isOptional || relationship.minCount > 0 {
+            // Core Data's validation accepts an empty non-optional to-many with no minimum count.
+            if (!relationship.isToMany && !relationship.isOptional) || relationship.minCount > 0 {
                 changes.append(MigrationChange(.blocking, entity: entity.name, property: property.name,
                                                "new required relationship: existing objects would have no destination"))
             } else {
