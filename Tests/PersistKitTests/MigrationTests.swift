@@ -303,3 +303,77 @@ extension SQLiteStatement {
         return result
     }
 }
+
+/// Migration of a store with every layout feature: inheritance in one table, to-one to a tree
+/// (`Z<n><REL>` entity column), ordered one-to-many (`Z_FOK_`), many-to-many join table,
+/// ordered to-many to an abstract entity.
+@Suite("Migration of every layout feature")
+struct MigrationLayoutTests {
+    typealias S = SQLiteTestSupport
+
+    @Test func relationshipsOfEveryShapeSurviveAMigration() throws {
+        let directory = try S.temporaryDirectory()
+        let url = directory.appendingPathComponent("beer.sqlite")
+        let model = try S.makeModel()
+        let store = try SQLiteStore(model: model, configurationName: nil, url: url, options: StoreOptions())
+        func entity(_ name: String) -> EntityDescription { model.entitiesByName[name]! } // names of makeModel()
+        let (brewery, beer, tag) = (entity("Brewery"), entity("Beer"), entity("Tag"))
+        let (shelf, book, film, review) = (entity("Shelf"), entity("Book"), entity("Film"), entity("Review"))
+        let b = S.id(store, brewery, 1)
+        let beers = (1...3).map { S.id(store, beer, Int64($0)) }
+        let tags = (1...2).map { S.id(store, tag, Int64($0)) }
+        var request = StoreSaveRequest()
+        request.inserted = [S.row(store, brewery, 1, ["name": .string("Westmalle")])]
+            + beers.map { S.row(store, beer, $0.primaryKey, ["name": .string("b\($0.primaryKey)"), "brewery": .object(b), "abv": .double(9.5)]) }
+            + tags.map { S.row(store, tag, $0.primaryKey, ["name": .string("t\($0.primaryKey)")]) }
+        request.toManyChanges.append(.init(relationship: brewery.relationshipsByName["beers"]!, source: b, added: beers, removed: [],
+                                           order: [beers[2], beers[0], beers[1]]))
+        request.toManyChanges.append(.init(relationship: beer.relationshipsByName["tags"]!, source: beers[0], added: tags, removed: []))
+        request.toManyChanges.append(.init(relationship: beer.relationshipsByName["tags"]!, source: beers[2], added: [tags[1]], removed: []))
+        let s = S.id(store, shelf, 1)
+        let dune = S.id(store, book, 1), alien = S.id(store, film, 2)
+        request.inserted += [
+            S.row(store, shelf, 1, ["name": .string("top")]),
+            S.row(store, book, 1, ["title": .string("Dune"), "shelf": .object(s), "pages": .integer(412)]),
+            S.row(store, film, 2, ["title": .string("Alien"), "shelf": .object(s), "minutes": .integer(117)]),
+            S.row(store, review, 1, ["text": .string("great"), "item": .object(alien), "book": .object(dune)]),
+        ]
+        request.toManyChanges.append(.init(relationship: shelf.relationshipsByName["items"]!, source: s, added: [dune, alien], removed: [], order: [alien, dune]))
+        try store.save(request)
+        try store.close()
+
+        // Version 2: Brewery gets `country`, Film's `minutes` is renamed `length`.
+        let v2 = try S.makeModel().copyForMigrationTest { next in
+            next.entitiesByName["Brewery"]?.properties.append(AttributeDescription(name: "country", type: .string, defaultValue: .string("BE")))
+            if let minutes = next.entitiesByName["Film"]?.properties.first(where: { $0.name == "minutes" }) {
+                minutes.name = "length"
+                minutes.renamingIdentifier = "minutes"
+            }
+        }
+        let migrated = try SQLiteStore(model: v2, configurationName: nil, url: url, options: StoreOptions())
+        defer { try? migrated.close() }
+        func id(_ name: String, _ key: Int64) -> ManagedObjectID { S.id(migrated, v2.entitiesByName[name]!, key) } // names of v2
+        func keys(_ source: ManagedObjectID, _ relationship: String) throws -> [String] {
+            try migrated.destinations(of: source, relationship: source.entity.relationshipsByName[relationship]!)
+                .map { "\($0.entity.name)\($0.primaryKey)" }
+        }
+        #expect(try keys(id("Brewery", 1), "beers") == ["Beer3", "Beer1", "Beer2"])
+        #expect(try keys(id("Beer", 1), "tags") == ["Tag1", "Tag2"])
+        #expect(try keys(id("Tag", 2), "beers").sorted() == ["Beer1", "Beer3"])
+        #expect(try keys(id("Shelf", 1), "items") == ["Film2", "Book1"])
+        #expect(try keys(id("Book", 1), "reviews") == ["Review1"])
+        let reviewRow = try #require(try migrated.row(for: id("Review", 1)))
+        #expect(S.value(reviewRow, "item") == .object(id("Film", 2)))
+        #expect(S.value(reviewRow, "book") == .object(id("Book", 1)))
+        let filmRow = try #require(try migrated.row(for: id("Film", 2)))
+        #expect(S.value(filmRow, "length") == .integer(117))
+        #expect(S.value(filmRow, "title") == .string("Alien"))
+        let breweryRow = try #require(try migrated.row(for: id("Brewery", 1)))
+        #expect(S.value(breweryRow, "country") == .string("BE"))
+        let beerRow = try #require(try migrated.row(for: id("Beer", 2)))
+        #expect(S.value(beerRow, "abv") == .double(9.5))
+        #expect(S.value(beerRow, "brewery") == .object(id("Brewery", 1)))
+        // The entity column and the fetch index exist under the new layout.
+        #expect(try S.query(url, "SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'ZBEER_byAbv'") == [["ZBEER_byAbv"]])
+    }
+}
