@@ -282,6 +282,25 @@ struct MigrationTests {
         #expect(try S.query(url, "SELECT count(*) FROM ZTAG") == [["1"]])
     }
 
+    @Test func explicitMigrationReportsProgress() throws {
+        let directory = try S.temporaryDirectory()
+        let url = directory.appendingPathComponent("people.sqlite")
+        let (v1, v2, v3) = (Self.v1(), Self.v2(), Self.v3())
+        try Self.makeV1Store(url, model: v1)
+        let lines = Locked<[String]>([])
+        let plan = try SQLiteStore.migrateStore(at: url, to: v3, options: StoreOptions(modelVersionHistory: ModelVersionHistory([v1, v2, v3]))) { progress in
+            lines.withLock { $0.append(progress.description) }
+        }
+        #expect(plan.steps.count == 2)
+        #expect(lines.withLock { $0 } == [
+            "migrating people.sqlite: writing the backup people.sqlite.backup",
+            "migrating people.sqlite: step 1 of 2 (v1 -> v2)",
+            "migrating people.sqlite: step 2 of 2 (v2 -> current)",
+            "migrated people.sqlite in 2 steps",
+        ])
+        try Self.checkMigrated(url, model: v3)
+    }
+
     @Test func withoutAutomaticMigrationTheSchemaDecides() throws {
         let directory = try S.temporaryDirectory()
         let url = directory.appendingPathComponent("people.sqlite")

@@ -31,33 +31,62 @@ extension SQLiteStore {
     /// of the open path.
     static func migrateIfNeeded(url: URL, model: ManagedObjectModel, configurationName: String?, options: StoreOptions) throws {
         let path = url.path
-        guard !options.readOnly, FileManager.default.fileExists(atPath: path),
+        // Without automatic migration, the open path's schema check decides: a store whose
+        // tables fit the model opens, any other fails naming the missing table or column.
+        guard options.migratePersistentStoresAutomatically && options.inferMappingModelAutomatically, !options.readOnly,
+              FileManager.default.fileExists(atPath: path),
               ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0 else { return }
         let connection: SQLiteConnection
         do { connection = try openForMigration(url, readOnly: false) } catch { return } // the open path reports it
         defer { try? connection.close() }
         let tables = (try? connection.strings("SELECT name FROM sqlite_master WHERE type = 'table'")) ?? []
         guard tables.contains("Z_METADATA"), tables.contains("Z_PRIMARYKEY") else { return }
-        // Without automatic migration, the open path's schema check decides: a store whose
-        // tables fit the model opens, any other fails naming the missing table or column.
-        guard options.migratePersistentStoresAutomatically && options.inferMappingModelAutomatically else { return }
+        _ = try run(connection, url: url, model: model, configurationName: configurationName, options: options, progress: nil)
+    }
+
+    /// Migrates the store at `url` to `model` now, as opening it would, reporting each phase to
+    /// `progress` (for a daemon's `STATUS=` line), and returns the plan it ran.
+    ///
+    /// Migration runs whatever `options.migratePersistentStoresAutomatically` says: calling
+    /// this is the explicit request. A store already up to date is left alone; one whose source
+    /// model is unknown too (the plan says so).
+    ///
+    /// - Throws: ``PersistenceError`` with code `migrationMissingMappingModel` listing every
+    ///   blocking change (nothing touched), or `migration` when a step failed (rolled back).
+    @discardableResult
+    public static func migrateStore(at url: URL, to model: ManagedObjectModel, configurationName: String? = nil,
+                                    options: StoreOptions = StoreOptions(),
+                                    progress: (@Sendable (MigrationProgress) -> Void)? = nil) throws -> MigrationPlan {
+        try model.freeze()
+        let connection = try openForMigration(url, readOnly: false)
+        defer { try? connection.close() }
+        return try run(connection, url: url, model: model, configurationName: configurationName, options: options, progress: progress)
+    }
+
+    /// Plans, and migrates when the plan allows; throws the blocking changes.
+    private static func run(_ connection: SQLiteConnection, url: URL, model: ManagedObjectModel, configurationName: String?,
+                            options: StoreOptions, progress: (@Sendable (MigrationProgress) -> Void)?) throws -> MigrationPlan {
+        let path = url.path
         let plan = try plan(connection, url: url, model: model, configurationName: configurationName, options: options)
         switch plan.outcome {
         case .upToDate, .sourceModelUnknown:
-            return
+            return plan
         case .blocked:
             let details = plan.blockingChanges.map { PersistenceError(.migrationMissingMappingModel, "\($0.entity): \($0.detail)", key: $0.property, path: path) }
             throw PersistenceError(.migrationMissingMappingModel,
                                    "the store cannot be migrated by an inferred mapping: \(details.count) change\(details.count == 1 ? "" : "s") would need a mapping model; the store was not changed\n\(plan.blockingChanges.map { "  - \($0)" }.joined(separator: "\n"))",
                                    detailedErrors: details, path: path)
         case .migratable:
-            try migrate(connection, plan: plan, model: model, configurationName: configurationName)
+            try migrate(connection, plan: plan, model: model, configurationName: configurationName, progress: progress)
+            return plan
         }
     }
 
     /// Writes the backup, then runs every step and the new metadata in one transaction.
-    private static func migrate(_ connection: SQLiteConnection, plan: MigrationPlan, model: ManagedObjectModel, configurationName: String?) throws {
+    private static func migrate(_ connection: SQLiteConnection, plan: MigrationPlan, model: ManagedObjectModel, configurationName: String?,
+                                progress: (@Sendable (MigrationProgress) -> Void)?) throws {
         let path = plan.storeURL.path
+        progress?(MigrationProgress(phase: .backup, stepCount: plan.steps.count, plan: plan))
         do {
             try? FileManager.default.removeItem(at: plan.backupURL)
             // VACUUM INTO writes a consistent copy, WAL content included.
@@ -67,7 +96,9 @@ extension SQLiteStore {
         }
         do {
             try connection.inTransaction(.immediate) {
-                for step in plan.steps {
+                for (index, step) in plan.steps.enumerated() {
+                    progress?(MigrationProgress(phase: .step(index + 1, source: step.sourceName, destination: step.destinationName),
+                                                stepCount: plan.steps.count, plan: plan))
                     try SQLiteMigrationStep(connection: connection, step: step, configurationName: configurationName, path: path).run()
                 }
                 let statement = try connection.prepare("SELECT \"Z_UUID\", \"Z_PLIST\" FROM \"Z_METADATA\" ORDER BY \"Z_VERSION\" LIMIT 1")
@@ -78,6 +109,7 @@ extension SQLiteStore {
                 try connection.execute("UPDATE \"Z_METADATA\" SET \"Z_PLIST\" = ? WHERE \"Z_VERSION\" = (SELECT MIN(\"Z_VERSION\") FROM \"Z_METADATA\")",
                                        [.data(try metadata.plistData())])
             }
+            progress?(MigrationProgress(phase: .finished, stepCount: plan.steps.count, plan: plan))
         } catch let error as PersistenceError {
             throw PersistenceError(.migration, "the migration failed and was rolled back; the store is unchanged (backup at \(plan.backupURL.path)): \(error.message)", path: path, underlying: error.underlying)
         } catch {
