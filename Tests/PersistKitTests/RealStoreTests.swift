@@ -48,7 +48,11 @@ struct RealStoreTests {
         let tavant = corpus.appendingPathComponent("bandhavivinay__TavantTrade_iPad")
         let model = try ManagedObjectModel(contentsOf: tavant.appendingPathComponent("Model.xcdatamodeld"))
         try model.freeze()
-        return [(tavant, "Model", model), (corpus.appendingPathComponent("magicalpanda__MagicalRecord"), "Recipes", try recipesModel())]
+        // Recipes' model exists only as Xcode 3 binary archives (`elements`): the legacy reader loads it.
+        let magical = corpus.appendingPathComponent("magicalpanda__MagicalRecord")
+        let recipes = try ManagedObjectModel(contentsOf: magical.appendingPathComponent("Recipes.xcdatamodeld"))
+        try recipes.freeze()
+        return [(tavant, "Model", model), (magical, "Recipes", recipes)]
     }
 
     static func facts(_ directory: URL, _ name: String) throws -> [String: Any] {
@@ -78,6 +82,22 @@ struct RealStoreTests {
             let apple = try #require(metadata["NSStoreModelVersionHashes"] as? [String: String])
             #expect(model.entityVersionHashesByName.mapValues(Self.hex) == apple, "\(name)")
         }
+    }
+
+    @Test func legacyRecipesModelLoadsLikeTheModelBuiltInCode() throws {
+        guard let corpus = S.corpusDirectory() else { print("RealStoreTests: corpus not found; skipping"); return }
+        let loaded = try Self.cases(corpus)[1].model
+        let built = try Self.recipesModel()
+        #expect(loaded.entities.map(\.name).sorted() == ["Image", "Ingredient", "Recipe", "RecipeType"])
+        #expect(loaded.entityVersionHashesByName == built.entityVersionHashesByName)
+        let recipe = try #require(loaded.entitiesByName["Recipe"])
+        #expect(recipe.attributesByName["thumbnailImage"]?.attributeType == .transformable)
+        #expect(recipe.relationshipsByName["ingredients"]?.isToMany == true)
+        #expect(recipe.relationshipsByName["ingredients"]?.inverseName == "recipe")
+        #expect(recipe.relationshipsByName["ingredients"]?.deleteRule == .cascade)
+        let ingredient = try #require(loaded.entitiesByName["Ingredient"])
+        #expect(ingredient.attributesByName["displayOrder"]?.defaultValue == .integer(0))
+        #expect(ingredient.attributesByName["name"]?.isOptional == false)
     }
 
     @Test func versionHashesFollowTheDocumentedInputs() throws {
