@@ -96,6 +96,13 @@ extension SQLiteStore {
         }
         do {
             try connection.inTransaction(.immediate) {
+                // Another process may have migrated the store between the plan and the write lock.
+                let locked = try connection.prepare("SELECT \"Z_UUID\", \"Z_PLIST\" FROM \"Z_METADATA\" ORDER BY \"Z_VERSION\" LIMIT 1")
+                if try locked.step(), try SQLiteMetadata(uuid: locked.string(0), plistData: locked.data(1)).versionHashes == model.entityVersionHashesByName {
+                    locked.reset()
+                    return
+                }
+                locked.reset()
                 for (index, step) in plan.steps.enumerated() {
                     progress?(MigrationProgress(phase: .step(index + 1, source: step.sourceName, destination: step.destinationName),
                                                 stepCount: plan.steps.count, plan: plan))
