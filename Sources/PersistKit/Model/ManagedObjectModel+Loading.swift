@@ -20,6 +20,12 @@ extension ManagedObjectModel {
             try self.init(json: Self.readFile(url), sourceURL: url)
         case "xcdatamodel":
             let contents = url.appendingPathComponent("contents")
+            let elements = url.appendingPathComponent("elements")
+            if !FileManager.default.fileExists(atPath: contents.path) && FileManager.default.fileExists(atPath: elements.path) {
+                // Xcode 3's binary archive form (XcodeLegacyModelReader.swift).
+                try self.init(xcdatamodelElements: Self.readFile(elements), sourceURL: elements)
+                return
+            }
             try self.init(xcdatamodelContents: Self.readFile(contents), sourceURL: contents)
         case "xcdatamodeld":
             try self.init(contentsOf: Self.currentVersionURL(inBundle: url))

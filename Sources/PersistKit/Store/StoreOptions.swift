@@ -24,6 +24,12 @@ public struct StoreOptions: Sendable, Hashable {
     /// auto-merging contexts, and post ``PersistentStoreCoordinator/storeRemoteChangeNotification``
     /// (`NSPersistentStoreRemoteChangeNotificationPostOptionKey`); see ``RemoteChangeObserver``.
     public var remoteChangeNotificationPost: Bool
+    /// The earlier versions of the model, oldest first, for staged lightweight migration: a
+    /// store written with any of them is migrated one version at a time to the current model.
+    /// Load them from an Xcode bundle with ``ModelVersionHistory/init(bundle:)``. Without it,
+    /// a store made by persistd is migrated from the model copy kept in its metadata.
+    /// See `docs/migration.md`.
+    public var modelVersionHistory: ModelVersionHistory?
 
     /// Creates store options; by default stores migrate with inferred mappings, as
     /// `NSPersistentContainer` does.
@@ -34,7 +40,8 @@ public struct StoreOptions: Sendable, Hashable {
         sqlitePragmas: [String: String] = [:],
         persistentHistoryTracking: Bool = false,
         busyTimeout: Double = 5,
-        remoteChangeNotificationPost: Bool = false
+        remoteChangeNotificationPost: Bool = false,
+        modelVersionHistory: ModelVersionHistory? = nil
     ) {
         self.migratePersistentStoresAutomatically = migratePersistentStoresAutomatically
         self.inferMappingModelAutomatically = inferMappingModelAutomatically
@@ -43,5 +50,6 @@ public struct StoreOptions: Sendable, Hashable {
         self.persistentHistoryTracking = persistentHistoryTracking
         self.busyTimeout = busyTimeout
         self.remoteChangeNotificationPost = remoteChangeNotificationPost
+        self.modelVersionHistory = modelVersionHistory
     }
 }

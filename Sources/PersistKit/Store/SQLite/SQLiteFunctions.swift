@@ -73,7 +73,8 @@ enum SQLiteFunctions {
             let code = sqlite3_create_collation_v2(db, name, SQLITE_UTF8, nil, body, nil)
             if code != SQLITE_OK { return code }
         }
-        return SQLITE_OK
+        // The rest of what Core Data registers (SQLiteFunctions+CoreData.swift).
+        return registerCoreDataCompatibility(on: db)
     }
 
     // MARK: - Reading arguments

@@ -81,6 +81,8 @@ public final class SQLiteStore: PersistentStore {
         if options.readOnly && !exists {
             throw PersistenceError(.persistentStoreOpen, "the store file does not exist and the store is read-only", path: path)
         }
+        // An existing store written with another model version is migrated first (docs/migration.md).
+        if exists { try Self.migrateIfNeeded(url: url, model: model, configurationName: configurationName, options: options) }
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection(path: path, flags: options.readOnly ? [.readOnly, .noMutex] : [.readWrite, .create, .noMutex])
@@ -104,8 +106,7 @@ public final class SQLiteStore: PersistentStore {
                     throw PersistenceError(.persistentStoreTypeMismatch, "the file is an empty SQLite database, not a Core Data store", path: path)
                 }
                 let schema = SQLiteSchema(entities: entities)
-                let metadata = SQLiteMetadata(uuid: UUID().uuidString, versionHashes: model.entityVersionHashesByName,
-                                              versionIdentifiers: model.versionIdentifiers.sorted())
+                let metadata = SQLiteMetadata(uuid: UUID().uuidString, model: model)
                 // auto_vacuum must be set before the first table is created; Core Data records it as _NSAutoVacuumLevel 2.
                 try connection.setPragma("auto_vacuum", "2")
                 try Self.applyPragmas(connection, options: options, path: path)
