@@ -6,6 +6,7 @@ import PersistServer
 
 let subcommands: [String: ([String]) -> CommandOutput] = [
     PredicateCommand.name: PredicateCommand.run,
+    CodegenCommand.name: CodegenCommand.run,
 ]
 
 let usage = "usage: persistctl <subcommand> [arguments]\nsubcommands: \(subcommands.keys.sorted().joined(separator: ", "))\n"
