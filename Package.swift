@@ -80,7 +80,8 @@ let package = Package(
         ),
         .testTarget(
             name: "PersistCodegenTests",
-            dependencies: ["PersistCodegen", "PersistKit"]
+            dependencies: ["PersistCodegen", "PersistKit"],
+            plugins: ["PersistKitCodegen"]
         ),
     ],
     swiftLanguageModes: [.v6]
