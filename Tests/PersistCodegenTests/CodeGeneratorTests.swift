@@ -157,14 +157,15 @@ struct CodeGeneratorTests {
         #expect(drink.contents.contains("public class Drink: ManagedObject, TypedManagedObject {\n    /// The name of the entity: \"Drink\".\n    public class var entityName: String { \"Drink\" }"))
         let registry = try #require(files.last)
         #expect(registry.name == "_TeaClasses.swift")
-        #expect(registry.contents.contains("""
-                    public static var classesByEntityName: [String: ManagedObject.Type] {
-                        [
-                            "Cup": Cup.self,
-                            "Drink": Drink.self,
-                            "Tea": Tea.self,
-                        ]
-                    }
-            """))
+        let dictionary = [
+            "    public static var classesByEntityName: [String: ManagedObject.Type] {",
+            "        [",
+            "            \"Cup\": Cup.self,",
+            "            \"Drink\": Drink.self,",
+            "            \"Tea\": Tea.self,",
+            "        ]",
+            "    }",
+        ].joined(separator: "\n")
+        #expect(registry.contents.contains(dictionary))
     }
 }
