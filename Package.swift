@@ -8,6 +8,9 @@ let package = Package(
         .executable(name: "persistd", targets: ["persistd"]),
         .executable(name: "persistctl", targets: ["persistctl"]),
         .executable(name: "persistd-bench", targets: ["PersistBench"]),
+        .library(name: "PersistCodegen", targets: ["PersistCodegen"]),
+        .executable(name: "persist-codegen", targets: ["persist-codegen"]),
+        .plugin(name: "PersistKitCodegen", targets: ["PersistKitCodegen"]),
     ],
     targets: [
         .systemLibrary(
@@ -26,7 +29,7 @@ let package = Package(
         ),
         .target(
             name: "PersistServer",
-            dependencies: ["PersistKit", "CSystemd"]
+            dependencies: ["PersistKit", "CSystemd", "PersistCodegen"]
         ),
         .executableTarget(
             name: "persistd",
@@ -59,6 +62,31 @@ let package = Package(
         .testTarget(
             name: "PersistServerTests",
             dependencies: ["PersistServer", "PersistKit"]
+        ),
+        // Code generation (docs/codegen.md): the generator, its tool, the build plugin, an example.
+        .target(
+            name: "PersistCodegen",
+            dependencies: ["PersistKit"]
+        ),
+        .executableTarget(
+            name: "persist-codegen",
+            dependencies: ["PersistCodegen"]
+        ),
+        .plugin(
+            name: "PersistKitCodegen",
+            capability: .buildTool(),
+            dependencies: ["persist-codegen"]
+        ),
+        .executableTarget(
+            name: "CodegenExample",
+            dependencies: ["PersistKit"],
+            path: "Examples/CodegenExample",
+            plugins: ["PersistKitCodegen"]
+        ),
+        .testTarget(
+            name: "PersistCodegenTests",
+            dependencies: ["PersistCodegen", "PersistKit"],
+            plugins: ["PersistKitCodegen"]
         ),
     ],
     swiftLanguageModes: [.v6]

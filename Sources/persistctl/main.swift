@@ -10,6 +10,7 @@ import Glibc
 
 let offline: [String: ([String]) -> CommandOutput] = [
     PredicateCommand.name: PredicateCommand.run,
+    CodegenCommand.name: CodegenCommand.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

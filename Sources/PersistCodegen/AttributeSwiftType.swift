@@ -1,0 +1,80 @@
+import Foundation
+import PersistKit
+
+/// How an attribute appears in a generated class: its Swift type and how it is read.
+///
+/// - Numbers and `Bool` with `usesScalarValueType`: the non-optional scalar (`Int16`, `Int32`,
+///   `Int64`, `Double`, `Float`, `Decimal`, `Bool`); a missing value reads as `0`/`false`.
+/// - Every other attribute: an optional (`Int64?`, `String?`, `Date?`, `Data?`, `UUID?`,
+///   `URL?`, `Decimal?`), whatever the model's `isOptional` says, because a required value is
+///   still `nil` until it is set (validation runs at save).
+/// - Transformable: the Swift type its `attributeValueClassName` names when that is one of
+///   ``transformableTypes``, otherwise `Any?`. `Undefined`: `Any?`. `Object ID`: `ManagedObjectID?`.
+struct AttributeSwiftType: Equatable {
+    /// The type without the optional marker (`Int64`, `[String: Any]`); `Any` for untyped values.
+    var base: String
+    /// Whether the property is optional.
+    var isOptional: Bool
+    /// The value a missing scalar reads as (`0`, `false`); `nil` for optionals.
+    var fallback: String?
+
+    /// The declared type: `Int64`, `String?`, `Any?`.
+    var declared: String { isOptional ? base + "?" : base }
+
+    /// Value class names of transformable attributes that map to a Swift type the default JSON
+    /// transformer (or a registered one) can give back; module prefixes are ignored.
+    static let transformableTypes: [String: String] = [
+        "String": "String", "NSString": "String",
+        "[String]": "[String]",
+        "Array": "[Any]", "NSArray": "[Any]", "[Any]": "[Any]",
+        "Dictionary": "[String: Any]", "NSDictionary": "[String: Any]", "[String: Any]": "[String: Any]",
+        "[String: String]": "[String: String]",
+        "Data": "Data", "NSData": "Data",
+    ]
+
+    /// The Swift type of `attribute`, with Foundation and PersistKit names qualified as `plan` needs.
+    init(_ attribute: AttributeDescription, plan: ModelPlan) {
+        let scalar = attribute.usesScalarValueType
+        func number(_ name: String, _ zero: String) -> (String, Bool, String?) {
+            scalar ? (plan.qualified(name), false, zero) : (plan.qualified(name), true, nil)
+        }
+        let result: (String, Bool, String?)
+        switch attribute.attributeType {
+        case .integer16: result = number("Int16", "0")
+        case .integer32: result = number("Int32", "0")
+        case .integer64: result = number("Int64", "0")
+        case .double: result = number("Double", "0")
+        case .float: result = number("Float", "0")
+        case .decimal: result = number("Decimal", "0")
+        case .boolean: result = number("Bool", "false")
+        case .string: result = (plan.qualified("String"), true, nil)
+        case .date: result = (plan.qualified("Date"), true, nil)
+        case .binaryData: result = (plan.qualified("Data"), true, nil)
+        case .uuid: result = (plan.qualified("UUID"), true, nil)
+        case .uri: result = (plan.qualified("URL"), true, nil)
+        case .objectID: result = (plan.qualified("ManagedObjectID"), true, nil)
+        case .undefined: result = ("Any", true, nil)
+        case .transformable:
+            result = (Self.transformableType(attribute.attributeValueClassName, plan: plan) ?? "Any", true, nil)
+        }
+        (base, isOptional, fallback) = result
+    }
+
+    /// The Swift type for a transformable attribute's value class name, or `nil` for `Any`.
+    static func transformableType(_ className: String?, plan: ModelPlan) -> String? {
+        guard var name = className?.trimmingCharacters(in: .whitespaces), !name.isEmpty else { return nil }
+        if !name.hasPrefix("["), let dot = name.lastIndex(of: ".") { name = String(name[name.index(after: dot)...]) }
+        guard let type = transformableTypes[name] else { return nil }
+        // Qualify the names inside, in case a generated class shadows them.
+        return type
+            .replacingOccurrences(of: "String", with: plan.qualified("String"))
+            .replacingOccurrences(of: "Data", with: plan.qualified("Data"))
+    }
+
+    /// The getter expression for the attribute whose key literal is `key`.
+    func getter(key: String) -> String {
+        if base == "Any" { return "value(forKey: \(key))" }
+        let cast = "value(forKey: \(key)) as? \(base)"
+        return fallback.map { "\(cast) ?? \($0)" } ?? cast
+    }
+}
