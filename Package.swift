@@ -42,7 +42,8 @@ let package = Package(
         .executableTarget(
             name: "BeerWorkflow",
             dependencies: ["PersistKit"],
-            path: "Examples/BeerWorkflow"
+            path: "Examples/BeerWorkflow",
+            plugins: ["PersistKitCodegen"]
         ),
         .executableTarget(
             name: "PersistBench",

@@ -1,43 +1,14 @@
 import Foundation
 import PersistKit
 
-// A beer has one brewery; a brewery has many beers. Typed subclasses are optional.
-final class Brewery: ManagedObject {
-    var name: String? {
-        get { value(forKey: "name") as? String }
-        set { setValue(newValue, forKey: "name") }
-    }
-    var beers: Set<ManagedObject> { value(forKey: "beers") as? Set<ManagedObject> ?? [] }
-}
-
-final class Beer: ManagedObject {
-    var name: String? {
-        get { value(forKey: "name") as? String }
-        set { setValue(newValue, forKey: "name") }
-    }
-    var abv: Double {
-        get { value(forKey: "abv") as? Double ?? 0 }
-        set { setValue(newValue, forKey: "abv") }
-    }
-    var brewery: Brewery? {
-        get { value(forKey: "brewery") as? Brewery }
-        set { setValue(newValue, forKey: "brewery") }
-    }
-}
-
-// 1. The managed object model.
-func makeModel() -> ManagedObjectModel {
-    let brewery = EntityDescription(name: "Brewery", properties: [
-        AttributeDescription(name: "name", type: .string, isOptional: false),
-        RelationshipDescription(name: "beers", destination: "Beer", toMany: true,
-                                inverse: "brewery", deleteRule: .cascade),
-    ], managedObjectClass: Brewery.self)
-    let beer = EntityDescription(name: "Beer", properties: [
-        AttributeDescription(name: "name", type: .string, isOptional: false),
-        AttributeDescription(name: "abv", type: .double, defaultValue: .double(5)),
-        RelationshipDescription(name: "brewery", destination: "Brewery", inverse: "beers"),
-    ], managedObjectClass: Beer.self)
-    return ManagedObjectModel(entities: [brewery, beer])
+// 1. The managed object model: a beer has one brewery, a brewery many beers. The classes
+// Brewery and Beer are generated from Workflow.model.json by the PersistKitCodegen plugin
+// at build time (docs/codegen.md); register them on the model's entities.
+func makeModel() throws -> ManagedObjectModel {
+    let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Workflow.model.json")
+    let model = try ManagedObjectModel(contentsOf: file)
+    WorkflowClasses.register(in: model)
+    return model
 }
 
 let arguments = CommandLine.arguments
@@ -50,7 +21,7 @@ let path = URL(fileURLWithPath: arguments[2])
 switch arguments[1] {
 case "create":
     // 2. A coordinator with a SQLite store, migrating automatically.
-    let coordinator = PersistentStoreCoordinator(managedObjectModel: makeModel())
+    let coordinator = PersistentStoreCoordinator(managedObjectModel: try makeModel())
     try coordinator.addPersistentStore(
         type: .sqlite, configuration: nil, at: path,
         options: StoreOptions(migratePersistentStoresAutomatically: true, inferMappingModelAutomatically: true))
@@ -73,7 +44,7 @@ case "create":
 
 case "update":
     // 4. In a new process: fetch with a predicate and sort descriptors, update one, delete one.
-    let coordinator = PersistentStoreCoordinator(managedObjectModel: makeModel())
+    let coordinator = PersistentStoreCoordinator(managedObjectModel: try makeModel())
     try coordinator.addPersistentStore(type: .sqlite, configuration: nil, at: path,
                                        options: StoreOptions())
     let context = ManagedObjectContext(concurrencyType: .privateQueue)
@@ -93,7 +64,7 @@ case "update":
 
 case "container":
     // 5. The same through a container: view context, background context, background task.
-    let container = PersistentContainer(name: "Beers", managedObjectModel: makeModel())
+    let container = PersistentContainer(name: "Beers", managedObjectModel: try makeModel())
     container.persistentStoreDescriptions = [PersistentStoreDescription(url: path.appendingPathComponent("Beers.sqlite"))]
     var failure: (any Error)?
     container.loadPersistentStores { _, error in failure = error }
