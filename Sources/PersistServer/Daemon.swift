@@ -50,8 +50,11 @@ public enum Daemon {
             sources.append(source)
         }
         // SIGHUP before the server runs is ignored (nothing to reload yet); after, it reloads.
+        // (Resumed at once: a source released while suspended traps, as on a start failure.)
         signal(SIGHUP, SIG_IGN)
         let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: signals)
+        hangUp.setEventHandler {}
+        hangUp.resume()
         sources.append(hangUp)
 
         let server: Server
@@ -70,14 +73,15 @@ public enum Daemon {
                                            statusInterval: Double(environment["PERSISTD_STATUS_INTERVAL"] ?? "") ?? 5)
         let store = configuration.storeType == .inMemory ? "(memory)" : configuration.storePath
         logger.log(.notice, "serving \(configuration.storeType.rawValue) store \(store) on \(server.socketPaths.joined(separator: ", "))")
-        // Type=notify: the store is loaded and the sockets served. A no-op without NOTIFY_SOCKET.
-        notifier.ready(status: supervisor.currentStatus)
-        supervisor.start()
         hangUp.setEventHandler {
             reload(server, arguments: arguments, environment: environment, notifier: notifier, supervisor: supervisor)
         }
-        hangUp.resume()
         if let hook = SystemdTestHooks.install(server: server, environment: environment, queue: signals) { sources.append(hook) }
+        // Type=notify: the store is loaded, the sockets served, SIGHUP handled: ready. (A
+        // signal handler installed after READY=1 could miss a reload sent right after it.)
+        // A no-op without NOTIFY_SOCKET.
+        notifier.ready(status: supervisor.currentStatus)
+        supervisor.start()
         signals.sync {
             running.withLock { $0 = server }
             if pendingStop.load(ordering: .sequentiallyConsistent) { stop(server) }

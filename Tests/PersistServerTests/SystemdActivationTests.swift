@@ -26,7 +26,7 @@ struct SystemdActivationTests {
         #expect(!FileManager.default.fileExists(atPath: unused), "no socket of its own")
         #expect(SystemdProcess.stop(process) == 0)
         let log = String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self)
-        #expect(log.contains("persistd: serving sqlite store \(directory.path)/store.sqlite on \(socket)\n"), "\(log)")
+        #expect(log.contains("persistd: serving SQLite store \(directory.path)/store.sqlite on \(socket)\n"), "\(log)")
         // The socket file belongs to whoever passed it (systemd's socket unit): persistd leaves it.
         #expect(FileManager.default.fileExists(atPath: socket))
     }

@@ -51,7 +51,7 @@ struct SystemdJournalTests {
             if entries.last?["MESSAGE"]?.hasPrefix("serving") == true { break }
         }
         let serving = try #require(entries.last)
-        #expect(serving["MESSAGE"] == "serving sqlite store \(directory.path)/s.sqlite on \(socket)")
+        #expect(serving["MESSAGE"] == "serving SQLite store \(directory.path)/s.sqlite on \(socket)")
         #expect(serving["PRIORITY"] == "5")
         #expect(serving["SYSLOG_IDENTIFIER"] == "persistd")
         #expect(serving["CODE_FILE"] == "PersistServer/Daemon.swift")
