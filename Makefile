@@ -13,7 +13,7 @@ UNITDIR      ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR  ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR  ?= $(PREFIX)/lib/tmpfiles.d
 CONFIG       ?= debug
-DEB_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config procps sqlite3 systemd util-linux
+DEB_PACKAGES := libsqlite3-dev libsystemd-dev mount pkg-config procps sqlite3 systemd util-linux
 RUN_DIR      := $(CURDIR)/.persistd
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
