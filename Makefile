@@ -4,12 +4,20 @@
 SWIFT        ?= swift
 PREFIX       ?= /usr/local
 DESTDIR      ?=
+BINDIR       ?= $(PREFIX)/bin
+SYSCONFDIR   ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+DATADIR      ?= $(PREFIX)/share
+DOCDIR       ?= $(DATADIR)/doc/persistd
+# systemd looks for units, sysusers.d and tmpfiles.d under /usr/lib and /usr/local/lib alike.
+UNITDIR      ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR  ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR  ?= $(PREFIX)/lib/tmpfiles.d
 CONFIG       ?= debug
-DEB_PACKAGES := libsqlite3-dev libsystemd-dev pkg-config sqlite3 systemd
+DEB_PACKAGES := libsqlite3-dev libsystemd-dev mount pkg-config procps sqlite3 systemd util-linux
 RUN_DIR      := $(CURDIR)/.persistd
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-tsan run bench install clean
+.PHONY: all deps build test test-tsan run bench install install-bin install-systemd clean
 
 all: build
 
@@ -47,11 +55,36 @@ bench: deps
 	$(SWIFT) build -c release --product persistd-bench
 	$$($(SWIFT) build -c release --show-bin-path)/persistd-bench --json .build/bench.json
 
-install: 
-	$(SWIFT) build -c release
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $$($(SWIFT) build -c release --show-bin-path)/persistd $(DESTDIR)$(PREFIX)/bin/persistd
-	install -m 0755 $$($(SWIFT) build -c release --show-bin-path)/persistctl $(DESTDIR)$(PREFIX)/bin/persistctl
+## install: binaries, systemd units, sysusers.d/tmpfiles.d snippets, example config and docs.
+## `make install PREFIX=/usr DESTDIR=/tmp/pkg` lays out a Debian package tree. Then, on the host:
+## systemd-sysusers; systemd-tmpfiles --create persistd.conf; systemctl daemon-reload;
+## systemctl enable --now persistd.socket (see docs/systemd.md).
+install: install-bin install-systemd
+
+install-bin:
+	$(SWIFT) build -c release --product persistd
+	$(SWIFT) build -c release --product persistctl
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $$($(SWIFT) build -c release --show-bin-path)/persistd $(DESTDIR)$(BINDIR)/persistd
+	install -m 0755 $$($(SWIFT) build -c release --show-bin-path)/persistctl $(DESTDIR)$(BINDIR)/persistctl
+
+## install-systemd: everything but the binaries (the systemd tests use it with the debug build).
+UNITS := persistd.socket persistd.service persistd@.socket persistd@.service
+install-systemd:
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
+	  $(DESTDIR)$(SYSCONFDIR)/persistd $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DATADIR)/persistd
+	for unit in $(UNITS); do \
+	  sed -e 's|@bindir@|$(BINDIR)|g' -e 's|@sysconfdir@|$(SYSCONFDIR)|g' -e 's|@docdir@|$(DOCDIR)|g' \
+	    systemd/$$unit.in > $(DESTDIR)$(UNITDIR)/$$unit && chmod 0644 $(DESTDIR)$(UNITDIR)/$$unit || exit 1; \
+	done
+	install -m 0644 systemd/persistd.sysusers $(DESTDIR)$(SYSUSERSDIR)/persistd.conf
+	install -m 0644 systemd/persistd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/persistd.conf
+	install -m 0644 Examples/Beers.model.json $(DESTDIR)$(DATADIR)/persistd/Beers.model.json
+	sed -e 's|/usr/local/share|$(DATADIR)|g' systemd/persistd.conf.example > $(DESTDIR)$(DOCDIR)/examples/persistd.conf
+	# The live config is the administrator's: installed only when there is none.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/persistd/persistd.conf ] || \
+	  install -m 0644 $(DESTDIR)$(DOCDIR)/examples/persistd.conf $(DESTDIR)$(SYSCONFDIR)/persistd/persistd.conf
+	install -m 0644 docs/systemd.md docs/daemon.md $(DESTDIR)$(DOCDIR)/
 
 clean:
 	$(SWIFT) package clean

@@ -2,23 +2,31 @@ import Dispatch
 import Foundation
 import PersistKit
 import Synchronization
-import CSystemd
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `persistd` serving: resolve the configuration, start the server, wait for SIGTERM/SIGINT.
+/// `persistd` serving: resolve the configuration, start the server, wait for signals.
+///
+/// Under systemd (see `docs/systemd.md`): serves the sockets it is passed (`LISTEN_FDS`),
+/// sends `READY=1` once the store is loaded, pings the watchdog, reloads on SIGHUP between
+/// `RELOADING=1` and `READY=1`, sends `STOPPING=1` on SIGTERM, and logs to the journal.
 public enum Daemon {
     /// Runs the daemon; returns only on a start failure (exit status 1, or 2 for usage), and
     /// exits the process with 0 after a graceful shutdown.
     public static func run(_ arguments: DaemonArguments, environment: [String: String]) -> Int32 {
+        let logger = Logger.daemon
+        logger.configure(destination: LogDestination.detect(environment: environment), level: .info)
         let configuration: ServerConfiguration
         do {
             configuration = try DaemonConfiguration.resolve(arguments, environment: environment)
         } catch {
-            log("\(error.message)\n\(DaemonArguments.usage)")
+            logger.log(.error, error.message)
+            FileHandle.standardError.write(Data(DaemonArguments.usage.utf8))
             return 2
         }
+        logger.level = configuration.logLevel
+        let notifier = SystemdNotifier(environment: environment)
         signal(SIGPIPE, SIG_IGN)
         // Signals first: once the socket is bound a client (or systemd) may send SIGTERM at
         // any moment, and a signal that arrives before its source exists would be lost.
@@ -30,8 +38,8 @@ public enum Daemon {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: signals)
             source.setEventHandler {
-                log("signal \(number): shutting down")
-                _ = sd_notify(0, "STOPPING=1")
+                logger.log(.notice, "signal \(number): shutting down")
+                notifier.stopping()
                 guard let server = running.withLock({ $0 }) else {
                     pendingStop.store(true, ordering: .sequentiallyConsistent)
                     return
@@ -41,35 +49,78 @@ public enum Daemon {
             source.resume()
             sources.append(source)
         }
+        // SIGHUP before the server runs is ignored (nothing to reload yet); after, it reloads.
+        // (Resumed at once: a source released while suspended traps, as on a start failure.)
+        signal(SIGHUP, SIG_IGN)
+        let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: signals)
+        hangUp.setEventHandler {}
+        hangUp.resume()
+        sources.append(hangUp)
 
         let server: Server
         do {
-            server = try Server(configuration: configuration)
+            let activated = try SocketActivation.listeningSockets()
+            server = try Server(configuration: configuration, activatedSockets: activated)
+        } catch let error as SocketActivationError {
+            logger.log(.error, error.message)
+            return 1
         } catch {
-            log(error.message)
+            logger.log(.error, "\(error)")
             return 1
         }
         server.start()
-        log("serving \(configuration.storeType.rawValue) store \(configuration.storeType == .inMemory ? "(memory)" : configuration.storePath) on \(configuration.socketPath)")
-        // Type=notify: a no-op when NOTIFY_SOCKET is not set.
-        _ = sd_notify(0, "READY=1")
+        let supervisor = SystemdSupervisor(server: server, notifier: notifier, watchdogInterval: SystemdSupervisor.watchdogInterval(),
+                                           statusInterval: Double(environment["PERSISTD_STATUS_INTERVAL"] ?? "") ?? 5)
+        let store = configuration.storeType == .inMemory ? "(memory)" : configuration.storePath
+        logger.log(.notice, "serving \(configuration.storeType.rawValue) store \(store) on \(server.socketPaths.joined(separator: ", "))")
+        hangUp.setEventHandler {
+            reload(server, arguments: arguments, environment: environment, notifier: notifier, supervisor: supervisor)
+        }
+        if let hook = SystemdTestHooks.install(server: server, environment: environment, queue: signals) { sources.append(hook) }
+        // Type=notify: the store is loaded, the sockets served, SIGHUP handled: ready. (A
+        // signal handler installed after READY=1 could miss a reload sent right after it.)
+        // A no-op without NOTIFY_SOCKET.
+        notifier.ready(status: supervisor.currentStatus)
+        supervisor.start()
         signals.sync {
             running.withLock { $0 = server }
             if pendingStop.load(ordering: .sequentiallyConsistent) { stop(server) }
         }
-        withExtendedLifetime(sources) { dispatchMain() }
+        withExtendedLifetime((sources, supervisor)) { dispatchMain() }
+    }
+
+    /// SIGHUP: reads the configuration again and applies what can change while running.
+    /// Runs on the signal queue, so reloads do not overlap.
+    private static func reload(_ server: Server, arguments: DaemonArguments, environment: [String: String],
+                               notifier: SystemdNotifier, supervisor: SystemdSupervisor) {
+        notifier.reloading()
+        let logger = Logger.daemon
+        let fresh: ServerConfiguration
+        do {
+            fresh = try DaemonConfiguration.resolve(arguments, environment: environment)
+        } catch {
+            logger.log(.error, "reload failed, keeping the running configuration: \(error.message)")
+            notifier.ready(status: supervisor.currentStatus)
+            return
+        }
+        let reload = ConfigurationReload(running: server.state.configuration, new: fresh)
+        if !reload.needsRestart.isEmpty {
+            logger.log(.warning, "reload: \(reload.needsRestart.joined(separator: ", ")) changed; restart persistd to apply (keeping the running values)")
+        }
+        let done = DispatchSemaphore(value: 0)
+        server.reload(reload.applied) { done.signal() }
+        done.wait()
+        logger.level = reload.applied.logLevel
+        logger.log(.notice, "reloaded the configuration (log level \(reload.applied.logLevel.name))")
+        notifier.ready(status: supervisor.currentStatus)
     }
 
     private static func stop(_ server: Server) {
         server.shutdown {
-            log("stopped")
+            Logger.daemon.log(.notice, "stopped")
             // The store is closed and every reply written; exit without running atexit
             // handlers, which may wait on queues still parked in dispatchMain.
             _exit(0)
         }
-    }
-
-    static func log(_ message: String) {
-        FileHandle.standardError.write(Data("persistd: \(message)\n".utf8))
     }
 }

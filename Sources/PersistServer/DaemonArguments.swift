@@ -28,7 +28,8 @@ public struct DaemonArguments: Sendable, Equatable {
     /// The settings a command line, config file or environment may give, by name.
     public static let settingNames = [
         "model", "store", "store-type", "socket", "socket-mode", "max-connections", "max-line",
-        "max-queued", "idle-timeout", "allow-uids",
+        "max-queued", "idle-timeout", "allow-uids", "allow-users", "allow-groups", "read-only-users",
+        "read-only-groups", "log-level",
     ]
 
     /// What to do.
@@ -54,7 +55,9 @@ public struct DaemonArguments: Sendable, Equatable {
                persistd --help
 
         Serves a PersistKit store over a Unix socket: newline-delimited JSON, protocol v1
-        (see protocol/README.md). SIGTERM or SIGINT stops it gracefully.
+        (see protocol/README.md). SIGTERM or SIGINT stops it gracefully;
+        SIGHUP reloads the config file (limits, access, log level). Under systemd it serves
+        the sockets it is passed (LISTEN_FDS), notifies, pings the watchdog and logs to the journal.
 
         options:
           --model PATH           the managed object model: a .json model file, an Xcode
@@ -67,7 +70,14 @@ public struct DaemonArguments: Sendable, Equatable {
           --max-line BYTES       the longest request line (default 1048576)
           --max-queued N         requests waiting per connection (default 128)
           --idle-timeout SECONDS close connections idle this long; 0 for never (default 300)
-          --allow-uids LIST      comma-separated user IDs allowed; empty for everyone (default)
+          --allow-users LIST     users (names or IDs, `*` for all) with full access; root
+                                 and the daemon's own user always have it, others are refused
+                                 unless listed (--allow-uids is an older name)
+          --allow-groups LIST    groups whose members have full access
+          --read-only-users LIST users who may only read (hello, model, get, fetch, count,
+                                 subscribe, history, ping); wins over --allow-*
+          --read-only-groups LIST groups whose members may only read
+          --log-level LEVEL      error, warning, notice, info (default) or debug (every request)
           --config FILE          read settings from FILE: lines of `name = value` with the
                                  names above (without --), `#` starts a comment
           --check                load and validate the model, print it as normalized JSON
@@ -76,8 +86,8 @@ public struct DaemonArguments: Sendable, Equatable {
 
         Every setting may also come from the environment: PERSISTD_MODEL, PERSISTD_STORE,
         PERSISTD_STORE_TYPE, PERSISTD_SOCKET, PERSISTD_SOCKET_MODE, PERSISTD_MAX_CONNECTIONS,
-        PERSISTD_MAX_LINE, PERSISTD_MAX_QUEUED, PERSISTD_IDLE_TIMEOUT, PERSISTD_ALLOW_UIDS, and
-        PERSISTD_CONFIG for the config file. The command line wins over the environment,
+        PERSISTD_MAX_LINE, PERSISTD_MAX_QUEUED, PERSISTD_IDLE_TIMEOUT, PERSISTD_ALLOW_USERS, …,
+        PERSISTD_LOG_LEVEL, and PERSISTD_CONFIG for the config file. The command line wins over the environment,
         which wins over the config file.
 
         """

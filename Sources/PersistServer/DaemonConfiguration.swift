@@ -96,16 +96,7 @@ public enum DaemonConfiguration {
             }
             configuration.idleTimeout = seconds
         }
-        if let text = settings["allow-uids"] {
-            var uids: [UInt32] = []
-            for part in text.split(separator: ",") {
-                guard let uid = UInt32(part.trimmingCharacters(in: .whitespaces)) else {
-                    throw DaemonArguments.UsageError("allow-uids must be comma-separated user IDs, not \"\(text)\"")
-                }
-                uids.append(uid)
-            }
-            configuration.allowedUserIDs = uids
-        }
+        try resolveAccess(settings, into: &configuration)
         return configuration
     }
 }

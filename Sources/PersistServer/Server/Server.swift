@@ -16,19 +16,23 @@ import Glibc
 /// The listener queue accepts connections, keeps the registry of open ones and runs the idle
 /// sweep; see `docs/daemon.md` for the whole threading model.
 public final class Server: @unchecked Sendable {
-    // @unchecked Sendable: `connections`, `nextID`, `acceptSource`, `idleTimer`,
+    // @unchecked Sendable: `connections`, `nextID`, `acceptSources`, `idleTimer`,
     // `shutdownCompletion` and `isShuttingDown` are touched only on `queue`.
 
     /// The shared state sessions use.
     public let state: ServerState
-    private let queue = DispatchQueue(label: "persistd.listener")
-    private let listener: ListeningSocket
-    private var acceptSource: (any DispatchSourceRead)?
+    /// The listener queue: the serving loop the watchdog checks (``probe(completion:)``).
+    let queue = DispatchQueue(label: "persistd.listener")
+    /// The listening sockets: the one bound, or every one systemd passed.
+    private let listeners: [ListeningSocket]
+    private var acceptSources: [any DispatchSourceRead] = []
     private var idleTimer: (any DispatchSourceTimer)?
     private var connections: [Int: Connection] = [:]
     private var nextID = 1
     private var isShuttingDown = false
     private var shutdownCompletion: (@Sendable () -> Void)?
+    /// The context the watchdog's probe reads the store with (its own queue: not blocked by clients' reads).
+    let probeContext: ManagedObjectContext
 
     /// A failure to start, for people: `persistd: <message>`.
     public struct StartError: Error, Sendable, CustomStringConvertible {
@@ -38,9 +42,10 @@ public final class Server: @unchecked Sendable {
         public var description: String { message }
     }
 
-    /// Loads the model, checks the socket path is free, opens the store and binds the socket.
+    /// Loads the model, checks the socket path is free, opens the store and binds the socket;
+    /// or, with `activatedSockets` (socket activation), serves those and binds none.
     /// - Throws: ``StartError`` naming what failed.
-    public init(configuration: ServerConfiguration) throws(StartError) {
+    public init(configuration: ServerConfiguration, activatedSockets: [ActivatedSocket]? = nil) throws(StartError) {
         let model: ManagedObjectModel
         do {
             model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: configuration.modelPath))
@@ -53,53 +58,87 @@ public final class Server: @unchecked Sendable {
         let storeURL = configuration.storeType == .inMemory ? nil : URL(fileURLWithPath: configuration.storePath)
         container.persistentStoreDescriptions = [PersistentStoreDescription(url: storeURL, type: configuration.storeType)]
 
-        // Bind first: a second daemon must not touch the store of a live one.
-        let listener: ListeningSocket
-        do {
-            listener = try ListeningSocket(path: configuration.socketPath, mode: configuration.socketMode)
-        } catch {
-            throw StartError(message: "\(error)")
+        // Bind first: a second daemon must not touch the store of a live one. (Activated:
+        // systemd starts one instance per socket unit, and the unit owns the path.)
+        let listeners: [ListeningSocket]
+        if let activatedSockets {
+            listeners = activatedSockets.map { ListeningSocket(adopting: $0.descriptor, path: $0.path) }
+        } else {
+            do {
+                listeners = [try ListeningSocket(path: configuration.socketPath, mode: configuration.socketMode)]
+            } catch {
+                throw StartError(message: "\(error)")
+            }
         }
         var loadError: (any Error)?
         container.loadPersistentStores { _, error in loadError = error }
         if let loadError {
-            listener.close()
-            throw StartError(message: "cannot open the store \(configuration.storePath): \(loadError)")
+            for listener in listeners { listener.close() }
+            throw StartError(message: "cannot open the store \(configuration.storePath): \(Self.oneLine(loadError))")
         }
         container.viewContext.automaticallyMergesChangesFromParent = true
         do {
             self.state = try ServerState(container: container, configuration: configuration)
         } catch {
-            listener.close()
-            throw StartError(message: "cannot encode the model: \(error)")
+            for listener in listeners { listener.close() }
+            throw StartError(message: "cannot encode the model: \(Self.oneLine(error))")
         }
-        self.listener = listener
+        self.listeners = listeners
+        self.probeContext = container.newBackgroundContext()
+        probeContext.name = "watchdog probe"
+    }
+
+    /// The paths served, for logs.
+    public var socketPaths: [String] { listeners.map(\.path) }
+
+    /// An error's description on one line: `systemctl status` shows the last line of a failure.
+    static func oneLine(_ error: any Error) -> String {
+        "\(error)".split(whereSeparator: \.isNewline).joined(separator: "; ")
     }
 
     /// Starts accepting connections, and the idle sweep.
     public func start() {
         queue.async { [self] in
-            let source = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: queue)
-            source.setEventHandler { [unowned self] in acceptAll() }
-            source.resume()
-            acceptSource = source
-            let timeout = state.configuration.idleTimeout
-            if timeout > 0 {
-                let timer = DispatchSource.makeTimerSource(queue: queue)
-                let interval = max(0.05, min(1, timeout / 4))
-                timer.schedule(deadline: .now() + interval, repeating: interval)
-                timer.setEventHandler { [unowned self] in
-                    for connection in connections.values { connection.checkIdle(timeout: timeout) }
-                }
-                timer.resume()
-                idleTimer = timer
+            for listener in listeners {
+                let source = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: queue)
+                source.setEventHandler { [unowned self] in acceptAll(listener.descriptor) }
+                source.resume()
+                acceptSources.append(source)
             }
+            startIdleTimer()
         }
     }
 
-    private func acceptAll() {
+    /// (Re)starts the idle sweep for the idle timeout in force; on `queue`.
+    private func startIdleTimer() {
+        idleTimer?.cancel()
+        idleTimer = nil
+        let timeout = state.configuration.idleTimeout
+        guard timeout > 0, !isShuttingDown else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let interval = max(0.05, min(1, timeout / 4))
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler { [unowned self] in
+            for connection in connections.values { connection.checkIdle(timeout: timeout) }
+        }
+        timer.resume()
+        idleTimer = timer
+    }
+
+    /// Applies a reloaded configuration: the limits apply to connections accepted from now on,
+    /// the access policy to every request from now on, the idle timeout to every connection.
+    /// `completion` runs on the listener queue once it is in force.
+    public func reload(_ configuration: ServerConfiguration, completion: @escaping @Sendable () -> Void) {
+        queue.async { [self] in
+            state.reload(configuration)
+            startIdleTimer()
+            completion()
+        }
+    }
+
+    private func acceptAll(_ listening: Int32) {
         while !isShuttingDown {
-            let descriptor = retryingOnInterrupt { accept(listener.descriptor, nil, nil) }
+            let descriptor = retryingOnInterrupt { accept(listening, nil, nil) }
             if descriptor < 0 { return } // EAGAIN: nothing more to accept; other errors: try again on the next event.
             makeNonBlocking(descriptor)
             let configuration = state.configuration
@@ -112,6 +151,15 @@ public final class Server: @unchecked Sendable {
             let id = nextID
             nextID += 1
             let peer = PeerCredentials.of(socket: descriptor)
+            let access = configuration.accessPolicy.access(for: peer)
+            guard access != .refused else {
+                Logger.daemon.log(.notice, "refused a peer: not allowed by the access policy",
+                                  [.connection(id)] + LogField.peer(peer))
+                let who = peer.map { "user \($0.userID)" } ?? "a peer of unknown credentials"
+                refuse(descriptor, WireError(.unauthorized, "\(who) may not connect to this server"))
+                continue
+            }
+            Logger.daemon.log(.info, "connection opened (\(access.rawValue))", [.connection(id)] + LogField.peer(peer))
             let session = Session(state: state, peer: peer, name: "connection \(id)")
             let connection = Connection(id: id, descriptor: descriptor, session: session, configuration: configuration,
                                         statistics: state.statistics) { [weak self] closed in
@@ -134,6 +182,7 @@ public final class Server: @unchecked Sendable {
 
     private func connectionClosed(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
+        Logger.daemon.log(.info, "connection closed", [.connection(connection.id)])
         state.statistics.openConnections.subtract(1, ordering: .relaxed)
         if isShuttingDown && connections.isEmpty { finishShutdown() }
     }
@@ -146,11 +195,11 @@ public final class Server: @unchecked Sendable {
             guard !isShuttingDown else { return }
             isShuttingDown = true
             shutdownCompletion = completion
-            acceptSource?.cancel()
-            acceptSource = nil
+            for source in acceptSources { source.cancel() }
+            acceptSources = []
             idleTimer?.cancel()
             idleTimer = nil
-            listener.close()
+            for listener in listeners { listener.close() }
             if connections.isEmpty { return finishShutdown() }
             for connection in connections.values { connection.beginShutdown() }
             queue.asyncAfter(deadline: .now() + state.configuration.shutdownGracePeriod) { [self] in

@@ -1,4 +1,7 @@
 import PersistKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Everything `persistd` needs to serve, resolved from flags, environment and config file.
 ///
@@ -25,8 +28,16 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var idleTimeout: Double = 300
     /// Seconds shutdown waits for requests in flight before closing connections anyway.
     public var shutdownGracePeriod: Double = 10
-    /// User IDs allowed to use the daemon; empty for everyone. The hook for the systemd issue's rules.
-    public var allowedUserIDs: [UInt32] = []
+    /// Who may connect, and who may only read; by default root and the daemon's own user only.
+    public var accessPolicy = AccessPolicy(serviceUserID: geteuid())
+    /// The least important log messages written.
+    public var logLevel: LogLevel = .info
+
+    /// Users with full access (`allow-uids`, the older name of `allow-users`).
+    public var allowedUserIDs: [UInt32] {
+        get { accessPolicy.users }
+        set { accessPolicy.users = newValue }
+    }
 
     /// Creates a configuration.
     public init(modelPath: String, storePath: String, socketPath: String) {

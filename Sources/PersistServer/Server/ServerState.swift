@@ -3,16 +3,18 @@ import PersistKit
 
 /// What every session shares: the container, the configuration, the counters.
 ///
-/// Immutable after start, except for the counters, which are atomics.
+/// Immutable after start, except for the counters, which are atomics, and the configuration,
+/// which a reload (SIGHUP) replaces as a whole (see ``reload(_:)``).
 public final class ServerState: Sendable {
     /// The container: model, coordinator, store, view context.
     public let container: PersistentContainer
-    /// The configuration served.
-    public let configuration: ServerConfiguration
+    /// The configuration served now. A connection keeps the limits in force when it was accepted.
+    public var configuration: ServerConfiguration { current.withLock { $0 } }
+    private let current: Locked<ServerConfiguration>
     /// The counters `stats` reports.
     public let statistics = ServerStatistics()
-    /// Who may do what.
-    public let policy: AccessPolicy
+    /// Who may do what, now: a reload applies to connections already open too.
+    public var policy: AccessPolicy { current.withLock { $0.accessPolicy } }
     /// The model's normalized JSON, as `--check` prints it, parsed once for `model`.
     public let modelJSON: JSON
     /// When the server started.
@@ -23,9 +25,14 @@ public final class ServerState: Sendable {
     /// Creates the shared state for a loaded container.
     public init(container: PersistentContainer, configuration: ServerConfiguration) throws {
         self.container = container
-        self.configuration = configuration
-        self.policy = AccessPolicy(allowedUserIDs: configuration.allowedUserIDs)
+        self.current = Locked(configuration)
         self.modelJSON = try JSONParser.parse(Array(try container.managedObjectModel.normalizedJSON()))
+    }
+
+    /// Replaces the configuration (a reload); the caller has checked that only reloadable
+    /// settings differ.
+    public func reload(_ configuration: ServerConfiguration) {
+        current.withLock { $0 = configuration }
     }
 
     /// The coordinator.

@@ -52,9 +52,9 @@ public final class Session: Sendable {
                                                                  details: [JSON.Member("op", .string(request.op))])))
             return
         }
+        Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
         guard state.policy.allows(peer, op: request.op) else {
-            let who = peer.map { "user \($0.userID)" } ?? "a peer of unknown credentials"
-            completion(.failure(id: request.id, error: WireError(.unauthorized, "\(who) may not perform \(request.op)")))
+            completion(.failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op)))
             return
         }
         switch kind {

@@ -6,13 +6,25 @@ import Glibc
 /// The daemon's listening Unix socket: created with the configured mode, replacing a stale
 /// socket file but never one a live daemon answers on.
 ///
-/// Owns its descriptor: ``close()`` closes it and removes the socket file, once.
+/// Owns its descriptor: ``close()`` closes it and removes the socket file (if it created
+/// it), once. A socket systemd passed (socket activation) is adopted: its file belongs to the
+/// socket unit and stays.
 final class ListeningSocket {
     /// The listening descriptor (non-blocking).
     let descriptor: Int32
     /// The socket file's path.
     let path: String
+    /// Whether ``close()`` removes the file: only for sockets this process bound.
+    private let removesFile: Bool
     private var isClosed = false
+
+    /// Adopts an already listening `descriptor` (from systemd); ``close()`` leaves its file alone.
+    init(adopting descriptor: Int32, path: String) {
+        makeNonBlocking(descriptor)
+        self.descriptor = descriptor
+        self.path = path
+        self.removesFile = false
+    }
 
     /// Binds and listens on `path` with permission bits `mode`.
     ///
@@ -45,18 +57,19 @@ final class ListeningSocket {
         makeNonBlocking(descriptor)
         self.descriptor = descriptor
         self.path = path
+        self.removesFile = true
     }
 
     deinit {
         assert(isClosed, "ListeningSocket: deinit before close()")
     }
 
-    /// Closes the descriptor and removes the socket file.
+    /// Closes the descriptor and removes the socket file if this process created it.
     func close() {
         guard !isClosed else { return }
         isClosed = true
         Glibc.close(descriptor)
-        unlink(path)
+        if removesFile { unlink(path) }
     }
 
     /// Removes `path` if it is a socket nobody answers on; throws if someone does, or if it is not a socket.
