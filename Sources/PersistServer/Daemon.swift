@@ -60,7 +60,10 @@ public enum Daemon {
         let server: Server
         do {
             let activated = try SocketActivation.listeningSockets()
-            server = try Server(configuration: configuration, activatedSockets: activated)
+            server = try Server(configuration: configuration, activatedSockets: activated) { progress in
+                logger.log(.notice, progress)
+                notifier.status(progress)
+            }
         } catch let error as SocketActivationError {
             logger.log(.error, error.message)
             return 1

@@ -11,6 +11,7 @@ import Glibc
 let offline: [String: ([String]) -> CommandOutput] = [
     PredicateCommand.name: PredicateCommand.run,
     CodegenCommand.name: CodegenCommand.run,
+    MigrateCommand.name: MigrateCommand.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -12,7 +12,7 @@ struct AccessTests {
     /// Starts persistd in a directory `nobody` can enter, its socket open to all (0666), so
     /// only the policy decides.
     static func start(_ policy: [String]) throws -> DaemonHarness {
-        try DaemonHarness.start(["--socket-mode", "0666"] + policy, directory: try SystemdProcess.openDirectory())
+        try DaemonHarness.start(["--socket-mode", "0666"] + policy, directory: try SystemdProcess.openDirectory(), removesDirectory: true)
     }
 
     /// Sends `requests` as `nobody:nogroup` (and `groups` as supplementary groups); the reply lines.
@@ -74,6 +74,7 @@ struct AccessTests {
     @Test("SIGHUP applies a new policy to connections already open")
     func reloadPolicy() throws {
         let directory = try SystemdProcess.openDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("persistd.conf")
         try Data("read-only-users = 1\n".utf8).write(to: config)
         let daemon = try DaemonHarness.start(["--socket-mode", "0666", "--config", config.path], directory: directory)

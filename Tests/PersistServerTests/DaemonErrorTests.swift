@@ -82,6 +82,7 @@ struct DaemonErrorTests {
     @Test("delete_denied: a deny rule refuses the delete at save")
     func deleteDenied() throws {
         let directory = try DaemonHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let model = directory.appendingPathComponent("deny.json")
         try Data(#"""
             { "entities": [

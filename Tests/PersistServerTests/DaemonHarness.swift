@@ -18,6 +18,9 @@ final class DaemonHarness: @unchecked Sendable {
     let socketPath: String
     let storePath: String
     let process: Process
+    /// Whether the harness made `directory` and so removes it when done (a directory passed in
+    /// belongs to the test, which may start another daemon on the same store).
+    let ownsDirectory: Bool
     private let errorPipe = Pipe()
 
     static var packageRoot: URL { ModelCheckTests.packageRoot }
@@ -31,14 +34,18 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     /// Starts `persistd` with `extra` arguments and waits (up to 10 s) until it answers.
-    static func start(_ extra: [String] = [], model: String? = nil, directory: URL? = nil) throws -> DaemonHarness {
-        let harness = try DaemonHarness(extra, model: model ?? modelPath, directory: directory ?? temporaryDirectory())
+    /// A `directory` passed in is left in place when the harness ends, unless `removesDirectory`.
+    static func start(_ extra: [String] = [], model: String? = nil, directory: URL? = nil,
+                      removesDirectory: Bool = false) throws -> DaemonHarness {
+        let harness = try DaemonHarness(extra, model: model ?? modelPath, directory: directory ?? temporaryDirectory(),
+                                        ownsDirectory: directory == nil || removesDirectory)
         try harness.waitUntilReady()
         return harness
     }
 
-    private init(_ extra: [String], model: String, directory: URL) throws {
+    private init(_ extra: [String], model: String, directory: URL, ownsDirectory: Bool) throws {
         self.directory = directory
+        self.ownsDirectory = ownsDirectory
         self.socketPath = directory.appendingPathComponent("p.sock").path
         self.storePath = directory.appendingPathComponent("store.sqlite").path
         process = Process()
@@ -99,7 +106,7 @@ final class DaemonHarness: @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        try? FileManager.default.removeItem(at: directory)
+        if ownsDirectory { try? FileManager.default.removeItem(at: directory) }
     }
 }
 

@@ -40,6 +40,7 @@ struct DaemonLifecycleTests {
     @Test("a stale socket file is replaced")
     func staleSocket() throws {
         let directory = try DaemonHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("p.sock").path
         // A socket file nobody listens on: bound, then closed.
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -75,6 +76,7 @@ struct DaemonLifecycleTests {
     @Test("SIGTERM with requests in flight: each is answered or not started, acknowledged saves are on disk, exit 0")
     func sigtermInFlight() throws {
         let directory = try DaemonHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let daemon = try DaemonHarness.start(["--max-queued", "1000"], directory: directory)
         let client = try daemon.connect()
         let idle = try daemon.connect()

@@ -45,18 +45,25 @@ public final class Server: @unchecked Sendable {
     /// Loads the model, checks the socket path is free, opens the store and binds the socket;
     /// or, with `activatedSockets` (socket activation), serves those and binds none.
     /// - Throws: ``StartError`` naming what failed.
-    public init(configuration: ServerConfiguration, activatedSockets: [ActivatedSocket]? = nil) throws(StartError) {
+    ///
+    /// A SQLite store made with an older model version is migrated first (staged through every
+    /// version of an `.xcdatamodeld` model), each step told to `migrationProgress`: persistd
+    /// sends them as `STATUS=` lines before `READY=1`.
+    public init(configuration: ServerConfiguration, activatedSockets: [ActivatedSocket]? = nil,
+                migrationProgress: (@Sendable (String) -> Void)? = nil) throws(StartError) {
         let model: ManagedObjectModel
+        let storeOptions: StoreOptions
         do {
-            model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: configuration.modelPath))
-            try model.freeze()
+            (model, storeOptions) = try StoreMigration.load(modelPath: configuration.modelPath)
         } catch {
             throw StartError(message: "\(error)")
         }
         let name = URL(fileURLWithPath: configuration.modelPath).deletingPathExtension().lastPathComponent
         let container = PersistentContainer(name: name.isEmpty ? "persistd" : name, managedObjectModel: model)
         let storeURL = configuration.storeType == .inMemory ? nil : URL(fileURLWithPath: configuration.storePath)
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: storeURL, type: configuration.storeType)]
+        var description = PersistentStoreDescription(url: storeURL, type: configuration.storeType)
+        description.options = storeOptions
+        container.persistentStoreDescriptions = [description]
 
         // Bind first: a second daemon must not touch the store of a live one. (Activated:
         // systemd starts one instance per socket unit, and the unit owns the path.)
@@ -68,6 +75,14 @@ public final class Server: @unchecked Sendable {
                 listeners = [try ListeningSocket(path: configuration.socketPath, mode: configuration.socketMode)]
             } catch {
                 throw StartError(message: "\(error)")
+            }
+        }
+        if configuration.storeType == .sqlite, let storeURL {
+            do {
+                try StoreMigration.migrateIfNeeded(storeURL: storeURL, model: model, options: storeOptions) { migrationProgress?($0) }
+            } catch {
+                for listener in listeners { listener.close() }
+                throw StartError(message: "cannot migrate the store \(configuration.storePath): \(Self.oneLine(error))")
             }
         }
         var loadError: (any Error)?
