@@ -31,6 +31,16 @@ struct MigrationDaemonTests {
         ]}
         """
 
+    /// Runs persistd on `model` in `directory` just long enough to save one Beer named "Old".
+    static func saveOneBeer(model: String, in directory: URL) throws {
+        let daemon = try DaemonHarness.start(model: model, directory: directory)
+        let client = try daemon.connect()
+        _ = try client.result(["op": "insert", "entity": "Beer", "values": ["name": "Old"]])
+        _ = try client.result(["op": "save"])
+        client.close()
+        daemon.stop()
+    }
+
     static func persistctl(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
         try PersistctlTests.run(arguments, socket: nil)
     }
@@ -42,14 +52,7 @@ struct MigrationDaemonTests {
         let v2 = try Self.writeModel(Self.v2, named: "v2.json", in: directory)
         let stuck = try Self.writeModel(Self.blocked, named: "blocked.json", in: directory)
 
-        do {
-            let daemon = try DaemonHarness.start(model: v1, directory: directory)
-            let client = try daemon.connect()
-            _ = try client.result(["op": "insert", "entity": "Beer", "values": ["name": "Old"]])
-            _ = try client.result(["op": "save"])
-            client.close()
-            daemon.stop()
-        }
+        try Self.saveOneBeer(model: v1, in: directory)
         let store = directory.appendingPathComponent("store.sqlite")
         let before = try Data(contentsOf: store)
 
@@ -82,14 +85,7 @@ struct MigrationDaemonTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let v1 = try Self.writeModel(Self.v1, named: "v1.json", in: directory)
         let stuck = try Self.writeModel(Self.blocked, named: "blocked.json", in: directory)
-        do {
-            let daemon = try DaemonHarness.start(model: v1, directory: directory)
-            let client = try daemon.connect()
-            _ = try client.result(["op": "insert", "entity": "Beer", "values": ["name": "Old"]])
-            _ = try client.result(["op": "save"])
-            client.close()
-            daemon.stop()
-        }
+        try Self.saveOneBeer(model: v1, in: directory)
         let store = directory.appendingPathComponent("store.sqlite")
         let before = try Data(contentsOf: store)
         // persistd binds its socket before it opens the store, so wait for its exit rather than

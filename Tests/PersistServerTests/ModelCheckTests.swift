@@ -5,31 +5,14 @@ import Testing
 /// `persistd --model PATH --check`, run as the real built binary.
 @Suite("persistd --check")
 struct ModelCheckTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static var packageRoot: URL { BuiltBinary.packageRoot }
 
-    /// The `persistd` binary: `$PERSIST_BIN_DIR/persistd`, else `<package root>/.build/debug/persistd`.
-    static var binary: URL {
-        if let directory = ProcessInfo.processInfo.environment["PERSIST_BIN_DIR"], !directory.isEmpty {
-            return URL(fileURLWithPath: directory).appendingPathComponent("persistd")
-        }
-        return packageRoot.appendingPathComponent(".build/debug/persistd")
-    }
+    /// The `persistd` binary.
+    static var binary: URL { BuiltBinary.url("persistd") }
 
     /// Runs `persistd` with `arguments`; returns its exit status, stdout and stderr.
     static func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read both pipes to the end before waiting, so a large output cannot block the child.
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        try BuiltBinary.run("persistd", arguments)
     }
 
     @Test("a valid model prints its normalized JSON and exits 0")

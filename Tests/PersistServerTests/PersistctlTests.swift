@@ -5,27 +5,11 @@ import Testing
 /// `persistctl`, run as the real binary against a live daemon.
 @Suite("persistctl", .timeLimit(.minutes(1)))
 struct PersistctlTests {
-    static var binary: URL { ModelCheckTests.binary.deletingLastPathComponent().appendingPathComponent("persistctl") }
+    static var binary: URL { BuiltBinary.url("persistctl") }
 
     /// Runs persistctl with `arguments`, `stdin`, and `PERSISTD_SOCKET` set to `socket`.
     static func run(_ arguments: [String], socket: String?, stdin: String = "") throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["PERSISTD_SOCKET"] = socket
-        process.environment = environment
-        let input = Pipe(), out = Pipe(), err = Pipe()
-        process.standardInput = input
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
-        try input.fileHandleForWriting.close()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        try BuiltBinary.run("persistctl", arguments, stdin: stdin, environment: ["PERSISTD_SOCKET": socket])
     }
 
     @Test("insert --save, fetch --where, get, update, count, delete: JSON when not a terminal")

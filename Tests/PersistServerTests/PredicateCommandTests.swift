@@ -5,33 +5,13 @@ import Testing
 /// `persistctl predicate`, run as the real built binary.
 @Suite("persistctl predicate")
 struct PredicateCommandTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// `$PERSIST_BIN_DIR/persistctl`, else `<package root>/.build/debug/persistctl`.
-    static var binary: URL {
-        if let directory = ProcessInfo.processInfo.environment["PERSIST_BIN_DIR"], !directory.isEmpty {
-            return URL(fileURLWithPath: directory).appendingPathComponent("persistctl")
-        }
-        return packageRoot.appendingPathComponent(".build/debug/persistctl")
-    }
+    static var packageRoot: URL { BuiltBinary.packageRoot }
 
     static let model = packageRoot.appendingPathComponent("Examples/Beers.model.json").path
 
     /// Runs `persistctl` with `arguments`; returns its exit status, stdout and stderr.
     static func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read both pipes to the end before waiting, so a large output cannot block the child.
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        try BuiltBinary.run("persistctl", arguments)
     }
 
     @Test("prints the canonical format and the tree")

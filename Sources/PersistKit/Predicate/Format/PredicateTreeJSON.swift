@@ -87,24 +87,5 @@ public enum PredicateTreeJSON {
     static func array(_ elements: [String]) -> String { "[" + elements.joined(separator: ",") + "]" }
 
     /// A JSON string literal.
-    static func string(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result + "\""
-    }
+    static func string(_ text: String) -> String { JSONStringLiteral.literal(text) }
 }
