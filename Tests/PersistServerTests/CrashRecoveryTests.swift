@@ -110,15 +110,13 @@ struct CrashRecoveryTests {
             }
             let socketPath = daemon.socketPath
             let deadline = Date().addingTimeInterval(10)
-            let delay = UInt32.random(in: 30_000...700_000)
+            // The killer runs on a Dispatch thread: the clients' blocking reads may hold every
+            // thread of Swift's cooperative pool (2 on a 2-core machine).
+            let delay = Int.random(in: 30...700)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) { daemon.kill() }
             let ledgers = await withTaskGroup(of: Ledger.self) { group in
                 for client in 0..<2 {
                     group.addTask { Self.stream(socketPath: socketPath, client: "r\(round)c\(client)", deadline: deadline) }
-                }
-                group.addTask {
-                    usleep(delay)
-                    daemon.kill()
-                    return Ledger()
                 }
                 var all: [Ledger] = []
                 for await ledger in group { all.append(ledger) }
