@@ -177,9 +177,10 @@ final class KilledDaemon: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             guard daemon.process.isRunning else { throw HarnessError("persistd exited with \(daemon.process.terminationStatus)") }
+            // Connected is not enough: the socket listens before the store is open.
             if let client = try? WireClient(path: daemon.socketPath) {
-                client.close()
-                return daemon
+                defer { client.close() }
+                if (try? client.result(["op": "ping"])) != nil { return daemon }
             }
             usleep(10_000)
         }

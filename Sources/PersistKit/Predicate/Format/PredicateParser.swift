@@ -47,10 +47,10 @@ struct PredicateParser {
     /// The deepest predicate tree accepted, counting each `AND`/`OR` of a chain as a level
     /// (`a OR b OR c` is two binary compounds deep): every visitor of the tree recurses, and
     /// SQLite refuses expressions deeper than 1000 (`SQLITE_MAX_EXPR_DEPTH`).
-    static let maximumTreeDepth = 400
+    static let maximumTreeDepth = 100
     /// The most tokens a format may have.
     static let maximumTokens = 20_000
-    /// The depth of the tree being built, bounded by ``maximumTreeDepth``.
+    /// The chained `AND`s and `OR`s enclosing the term being parsed; with ``depth``, bounded by ``maximumTreeDepth``.
     private var treeDepth = 0
 
     init(format: String, arguments: [StoreValue]) throws(PredicateSyntaxError) {
@@ -152,20 +152,18 @@ struct PredicateParser {
     /// Enters one level of nesting; call ``leave()`` when done.
     private mutating func enter() throws(PredicateSyntaxError) {
         depth += 1
-        treeDepth += 1
         if depth > Self.maximumDepth {
-            var tooDeep = error(at: current, "predicate too complex: the format is nested more than \(Self.maximumDepth) levels deep")
+            var tooDeep = error(at: current, "the format is nested more than \(Self.maximumDepth) levels deep")
             tooDeep.isTooComplex = true
             throw tooDeep
         }
-        try checkTreeDepth()
     }
 
-    private mutating func leave() { depth -= 1; treeDepth -= 1 }
+    private mutating func leave() { depth -= 1 }
 
     /// One more level of a chain of `AND`s or `OR`s; undone by the caller at the chain's end.
     private mutating func checkTreeDepth() throws(PredicateSyntaxError) {
-        if treeDepth > Self.maximumTreeDepth {
+        if depth + treeDepth > Self.maximumTreeDepth {
             var tooDeep = error(at: current, "predicate too complex: more than \(Self.maximumTreeDepth) levels of nested or chained terms")
             tooDeep.isTooComplex = true
             throw tooDeep
