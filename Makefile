@@ -17,7 +17,7 @@ DEB_PACKAGES := libsqlite3-dev libsystemd-dev mount pkg-config procps sqlite3 sy
 RUN_DIR      := $(CURDIR)/.persistd
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-tsan run bench install install-bin install-systemd clean
+.PHONY: all deps build test test-tsan stress run bench install install-bin install-systemd clean
 
 all: build
 
@@ -43,6 +43,12 @@ test: deps
 
 test-tsan: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter 'Concurrency'
+
+## stress: the long variants of the crash tests (docs/RELIABILITY.md): 120 kill -9 rounds, saves of up to 10,000 objects.
+stress: deps
+	$(SWIFT) build --build-tests
+	PERSIST_CRASH_ROUNDS=120 PERSIST_CRASH_MAX_SAVE=10000 PERSIST_BIN_DIR=$$($(SWIFT) build --show-bin-path) \
+	  $(SWIFT) test --skip-build --filter 'CrashRecoveryTests|Abuse'
 
 run: build
 	mkdir -p $(RUN_DIR)

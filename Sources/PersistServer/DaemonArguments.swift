@@ -28,7 +28,8 @@ public struct DaemonArguments: Sendable, Equatable {
     /// The settings a command line, config file or environment may give, by name.
     public static let settingNames = [
         "model", "store", "store-type", "socket", "socket-mode", "max-connections", "max-line",
-        "max-queued", "idle-timeout", "allow-uids", "allow-users", "allow-groups", "read-only-users",
+        "max-queued", "idle-timeout", "max-connections-per-user", "max-queued-bytes", "line-timeout",
+        "write-timeout", "query-timeout", "allow-uids", "allow-users", "allow-groups", "read-only-users",
         "read-only-groups", "log-level",
     ]
 
@@ -70,6 +71,11 @@ public struct DaemonArguments: Sendable, Equatable {
           --max-line BYTES       the longest request line (default 1048576)
           --max-queued N         requests waiting per connection (default 128)
           --idle-timeout SECONDS close connections idle this long; 0 for never (default 300)
+          --max-connections-per-user N  connections open at once by one user (default 64)
+          --max-queued-bytes BYTES  replies buffered for a client before reading stops (default 4194304)
+          --line-timeout SECONDS time to finish a line once started; 0 for never (default 30)
+          --write-timeout SECONDS close a client that leaves replies unread this long; 0 for never (default 60)
+          --query-timeout SECONDS interrupt a fetch or count running this long; 0 for never (default 10)
           --allow-users LIST     users (names or IDs, `*` for all) with full access; root
                                  and the daemon's own user always have it, others are refused
                                  unless listed (--allow-uids is an older name)

@@ -90,12 +90,19 @@ public enum DaemonConfiguration {
         configuration.maximumConnections = try positive("max-connections") ?? configuration.maximumConnections
         configuration.maximumLineLength = try positive("max-line") ?? configuration.maximumLineLength
         configuration.maximumQueuedRequests = try positive("max-queued") ?? configuration.maximumQueuedRequests
-        if let text = settings["idle-timeout"] {
+        configuration.maximumConnectionsPerUser = try positive("max-connections-per-user") ?? configuration.maximumConnectionsPerUser
+        configuration.maximumQueuedBytes = try positive("max-queued-bytes") ?? configuration.maximumQueuedBytes
+        func seconds(_ name: String) throws(DaemonArguments.UsageError) -> Double? {
+            guard let text = settings[name] else { return nil }
             guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
-                throw DaemonArguments.UsageError("idle-timeout must be a number of seconds, not \"\(text)\"")
+                throw DaemonArguments.UsageError("\(name) must be a number of seconds, not \"\(text)\"")
             }
-            configuration.idleTimeout = seconds
+            return seconds
         }
+        configuration.idleTimeout = try seconds("idle-timeout") ?? configuration.idleTimeout
+        configuration.lineTimeout = try seconds("line-timeout") ?? configuration.lineTimeout
+        configuration.writeTimeout = try seconds("write-timeout") ?? configuration.writeTimeout
+        configuration.queryTimeout = try seconds("query-timeout") ?? configuration.queryTimeout
         try resolveAccess(settings, into: &configuration)
         return configuration
     }

@@ -58,7 +58,7 @@ public enum PredicateComparison {
             return op == .beginsWith ? s.hasPrefix(a) : s.hasSuffix(a)
         case .like:
             guard case .string(let string) = left, case .string(let pattern) = right else { return false }
-            return try matches(string, regex: likeRegex(pattern), options: options)
+            return likeMatches(StoreValueComparison.fold(string, options), pattern: StoreValueComparison.fold(pattern, options))
         case .matches:
             guard case .string(let string) = left, case .string(let pattern) = right else { return false }
             return try matches(string, regex: pattern, options: options)
@@ -154,6 +154,63 @@ public enum PredicateComparison {
             cache[key] = expression
         }
         return expression
+    }
+
+    /// Whether the whole of `string` matches the `LIKE` pattern: `*` any run, `?` one
+    /// character, `\` makes the next character literal.
+    ///
+    /// The classic wildcard matcher that backtracks only to the last `*`: O(n·m) at worst,
+    /// where a regular expression such as `.*a.*a.*a…b` backtracks exponentially (a client's
+    /// `LIKE "*a*a*a*a*a*a*a*b"` over a long string would hold the store for minutes, beyond
+    /// the reach of the query time limit, which is checked between SQLite instructions).
+    static func likeMatches(_ string: String, pattern: String) -> Bool {
+        enum Token { case anyRun, one, literal(Character) }
+        var tokens: [Token] = []
+        var escaped = false
+        for character in pattern {
+            if escaped {
+                tokens.append(.literal(character))
+                escaped = false
+                continue
+            }
+            switch character {
+            case "\\": escaped = true
+            case "*": if case .anyRun? = tokens.last {} else { tokens.append(.anyRun) }
+            case "?": tokens.append(.one)
+            default: tokens.append(.literal(character))
+            }
+        }
+        if escaped { tokens.append(.literal("\\")) }
+        let characters = Array(string)
+        var index = 0, position = 0
+        var star: Int?, resume = 0
+        while index < characters.count {
+            if position < tokens.count {
+                switch tokens[position] {
+                case .anyRun:
+                    star = position
+                    resume = index
+                    position += 1
+                    continue
+                case .one:
+                    index += 1
+                    position += 1
+                    continue
+                case .literal(let literal) where literal == characters[index]:
+                    index += 1
+                    position += 1
+                    continue
+                default:
+                    break
+                }
+            }
+            guard let star else { return false }
+            position = star + 1
+            resume += 1
+            index = resume
+        }
+        while position < tokens.count, case .anyRun = tokens[position] { position += 1 }
+        return position == tokens.count
     }
 
     /// The ICU regular expression for a `LIKE` pattern: `*` any run, `?` one character,

@@ -68,6 +68,9 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
         /// The store stayed locked by another connection or process for longer than
         /// ``StoreOptions/busyTimeout`` (`NSPersistentStoreTimeoutError`); the daemon calls it `busy`.
         public static let persistentStoreTimeout = Code(rawValue: 134090)
+        /// A read ran longer than ``StoreOptions/queryTimeout`` and was interrupted (persistd's
+        /// own code, next to `NSPersistentStoreTimeoutError`; the daemon calls it `query_timeout`).
+        public static let queryTimeout = Code(rawValue: 134091)
         /// The store's model version does not match the model (`NSPersistentStoreIncompatibleVersionHashError`).
         public static let persistentStoreIncompatibleVersionHash = Code(rawValue: 134100)
         /// SQLite reported an error (`NSSQLiteError`).

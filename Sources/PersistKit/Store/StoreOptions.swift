@@ -20,6 +20,10 @@ public struct StoreOptions: Sendable, Hashable {
     /// How long a SQLite writer waits for another process's lock before failing, in seconds
     /// (`NSPersistentStoreTimeoutOption`); past it, ``PersistenceError/Code/persistentStoreTimeout``.
     public var busyTimeout: Double
+    /// How long one read (fetch, count, dictionary fetch) may run in a SQLite store, in seconds;
+    /// 0 (the default) for no limit. A read still running then is interrupted and fails with
+    /// ``PersistenceError/Code/queryTimeout`` (persistd's own: Core Data has no such limit).
+    public var queryTimeout: Double = 0
     /// Notice other processes' commits to a SQLite store, merge them into the view context and
     /// auto-merging contexts, and post ``PersistentStoreCoordinator/storeRemoteChangeNotification``
     /// (`NSPersistentStoreRemoteChangeNotificationPostOptionKey`); see ``RemoteChangeObserver``.

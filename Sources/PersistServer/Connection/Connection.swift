@@ -47,10 +47,11 @@ final class Connection: @unchecked Sendable {
     /// The connection is gone (or going): nothing more is written.
     private var closed = false
     private var lastActivity = DispatchTime.now()
+    /// When the first byte of the line still unfinished arrived; `nil` between lines.
+    private var lineStarted: DispatchTime?
+    /// When the client last took bytes of its replies (or when replies began to wait).
+    private var lastWrite = DispatchTime.now()
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
-
-    /// Output buffered beyond this stops reading until the client catches up.
-    private static let outputHighWater = 4 << 20
 
     init(id: Int, descriptor: Int32, session: Session, configuration: ServerConfiguration, statistics: ServerStatistics,
          onClose: @escaping @Sendable (Connection) -> Void) {
@@ -95,7 +96,13 @@ final class Connection: @unchecked Sendable {
             lastActivity = .now()
             framer.append(readBuffer[0..<count])
             frames()
-            if output.count - outputStart > Self.outputHighWater { return suspendReading() }
+            if framer.partialLineLength == 0 {
+                lineStarted = nil
+            } else if lineStarted == nil {
+                lineStarted = lastActivity
+            }
+            // Output buffered beyond the limit stops reading until the client catches up.
+            if output.count - outputStart > configuration.maximumQueuedBytes { return suspendReading() }
         }
     }
 
@@ -177,6 +184,7 @@ final class Connection: @unchecked Sendable {
 
     private func deliver(_ reply: WireReply) {
         guard !closed else { return }
+        if outputStart >= output.count { lastWrite = .now() }
         output += reply.line
         flush()
     }
@@ -195,6 +203,7 @@ final class Connection: @unchecked Sendable {
             }
             if count < 0 { return close() } // EPIPE, ECONNRESET: the client is gone.
             outputStart += count
+            lastWrite = .now()
         }
         output.removeAll(keepingCapacity: output.count < 1 << 20)
         outputStart = 0
@@ -235,11 +244,30 @@ final class Connection: @unchecked Sendable {
         session.close { [self] in onClose(self) }
     }
 
-    /// Closes the connection if nothing happened on it for `timeout` seconds, telling the client why.
+    /// Closes the connection if nothing happened on it for `timeout` seconds (0: never),
+    /// telling the client why; also enforces the configuration's line and write timeouts.
     func checkIdle(timeout: Double) {
         queue.async { [self] in
-            guard !closed, !busy, pending.isEmpty, !inputDone else { return }
-            let idle = Double(DispatchTime.now().uptimeNanoseconds - lastActivity.uptimeNanoseconds) / 1e9
+            guard !closed else { return }
+            let now = DispatchTime.now()
+            func seconds(since time: DispatchTime) -> Double { Double(now.uptimeNanoseconds - min(now.uptimeNanoseconds, time.uptimeNanoseconds)) / 1e9 }
+            // A client that leaves its replies unread: nothing more can reach it, so no event.
+            if configuration.writeTimeout > 0, outputStart < output.count, seconds(since: lastWrite) >= configuration.writeTimeout {
+                Logger.daemon.log(.notice, "closing a connection whose client left \(output.count - outputStart) bytes of replies unread for \(configuration.writeTimeout) s",
+                                  [.connection(id)])
+                return close()
+            }
+            // A line begun and not finished in time (a slow client holding a connection open).
+            if configuration.lineTimeout > 0, !inputDone, !readSuspended, let started = lineStarted,
+               seconds(since: started) >= configuration.lineTimeout {
+                stopReading()
+                pending.append(.reply(.event(name: "closing", members: [JSON.Member("reason", .string("line_timeout")),
+                    JSON.Member("message", .string("a line was not finished within \(configuration.lineTimeout) seconds; closing the connection"))])))
+                pump()
+                return closeWhenDone()
+            }
+            guard timeout > 0, !busy, pending.isEmpty, !inputDone else { return }
+            let idle = seconds(since: lastActivity)
             guard idle >= timeout else { return }
             stopReading()
             deliver(.event(name: "closing", members: [JSON.Member("reason", .string("idle_timeout")),

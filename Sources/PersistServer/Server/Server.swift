@@ -28,6 +28,8 @@ public final class Server: @unchecked Sendable {
     private var acceptSources: [any DispatchSourceRead] = []
     private var idleTimer: (any DispatchSourceTimer)?
     private var connections: [Int: Connection] = [:]
+    /// The user (`SO_PEERCRED` uid) of each open connection, by connection ID, for the per-user limit.
+    private var connectionUsers: [Int: UInt32] = [:]
     private var nextID = 1
     private var isShuttingDown = false
     private var shutdownCompletion: (@Sendable () -> Void)?
@@ -63,6 +65,7 @@ public final class Server: @unchecked Sendable {
         let storeURL = configuration.storeType == .inMemory ? nil : URL(fileURLWithPath: configuration.storePath)
         var description = PersistentStoreDescription(url: storeURL, type: configuration.storeType)
         description.options = storeOptions
+        description.options.queryTimeout = configuration.queryTimeout
         container.persistentStoreDescriptions = [description]
 
         // Bind first: a second daemon must not touch the store of a live one. (Activated:
@@ -128,10 +131,12 @@ public final class Server: @unchecked Sendable {
     private func startIdleTimer() {
         idleTimer?.cancel()
         idleTimer = nil
-        let timeout = state.configuration.idleTimeout
-        guard timeout > 0, !isShuttingDown else { return }
+        let configuration = state.configuration
+        let timeout = configuration.idleTimeout
+        let limits = [timeout, configuration.lineTimeout, configuration.writeTimeout].filter { $0 > 0 }
+        guard let shortest = limits.min(), !isShuttingDown else { return }
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        let interval = max(0.05, min(1, timeout / 4))
+        let interval = max(0.05, min(1, shortest / 4))
         timer.schedule(deadline: .now() + interval, repeating: interval)
         timer.setEventHandler { [unowned self] in
             for connection in connections.values { connection.checkIdle(timeout: timeout) }
@@ -174,6 +179,15 @@ public final class Server: @unchecked Sendable {
                 refuse(descriptor, WireError(.unauthorized, "\(who) may not connect to this server"))
                 continue
             }
+            if let user = peer?.userID,
+               connectionUsers.values.lazy.filter({ $0 == user }).count >= configuration.maximumConnectionsPerUser {
+                Logger.daemon.log(.notice, "refused a peer: too many connections of its user", [.connection(id)] + LogField.peer(peer))
+                refuse(descriptor, WireError(.tooManyConnections,
+                    "user \(user) has \(configuration.maximumConnectionsPerUser) connections, as many as one user may open; try again later",
+                    details: [JSON.Member("limit", .integer(Int64(configuration.maximumConnectionsPerUser))),
+                              JSON.Member("scope", .string("user"))]))
+                continue
+            }
             Logger.daemon.log(.info, "connection opened (\(access.rawValue))", [.connection(id)] + LogField.peer(peer))
             let session = Session(state: state, peer: peer, name: "connection \(id)")
             let connection = Connection(id: id, descriptor: descriptor, session: session, configuration: configuration,
@@ -182,6 +196,7 @@ public final class Server: @unchecked Sendable {
                 server.queue.async { server.connectionClosed(closed) }
             }
             connections[id] = connection
+            if let user = peer?.userID { connectionUsers[id] = user }
             state.statistics.openConnections.add(1, ordering: .relaxed)
             state.statistics.acceptedConnections.add(1, ordering: .relaxed)
             connection.start()
@@ -197,6 +212,7 @@ public final class Server: @unchecked Sendable {
 
     private func connectionClosed(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.id) != nil else { return }
+        connectionUsers[connection.id] = nil
         Logger.daemon.log(.info, "connection closed", [.connection(connection.id)])
         state.statistics.openConnections.subtract(1, ordering: .relaxed)
         if isShuttingDown && connections.isEmpty { finishShutdown() }

@@ -20,12 +20,27 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var socketMode: UInt32 = 0o660
     /// The most connections open at once; more are refused with `too_many_connections`.
     public var maximumConnections = 256
+    /// The most connections open at once by one user (`SO_PEERCRED` uid); more are refused
+    /// with `too_many_connections` (`"scope": "user"`), so one user cannot take every slot.
+    public var maximumConnectionsPerUser = 64
     /// The longest request line in bytes; longer ones get `line_too_long` and are disconnected.
     public var maximumLineLength = 1 << 20
     /// The most requests waiting per connection (pipelined, not yet answered); more get `too_many_requests`.
     public var maximumQueuedRequests = 128
     /// Seconds a connection may stay idle (nothing in flight, nothing received) before it is closed; 0 for never.
     public var idleTimeout: Double = 300
+    /// Seconds a client has to finish a line once its first byte arrived (slow clients); 0 for
+    /// never. Past it the client gets a `closing` event (`line_timeout`) and is disconnected.
+    public var lineTimeout: Double = 30
+    /// Bytes of replies buffered for a client that does not read; past it the connection stops
+    /// reading requests until the client catches up.
+    public var maximumQueuedBytes = 4 << 20
+    /// Seconds a client may leave replies unread (no byte of them taken) before it is
+    /// disconnected; 0 for never.
+    public var writeTimeout: Double = 60
+    /// Seconds one query (fetch or count) may run in the store before it is interrupted with
+    /// `query_timeout`; 0 for no limit.
+    public var queryTimeout: Double = 10
     /// Seconds shutdown waits for requests in flight before closing connections anyway.
     public var shutdownGracePeriod: Double = 10
     /// Who may connect, and who may only read; by default root and the daemon's own user only.

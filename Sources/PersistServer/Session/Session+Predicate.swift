@@ -39,7 +39,7 @@ extension Session {
             var details = [JSON.Member("offset", .integer(Int64(error.offset)))]
             if let expected = error.expected { details.append(JSON.Member("expected", .string(expected))) }
             details.append(JSON.Member("predicate", .string(format)))
-            throw WireError(.predicateSyntax, error.message, details: details)
+            throw WireError(error.isTooComplex ? .predicateTooComplex : .predicateSyntax, error.message, details: details)
         } catch let error as PersistenceError {
             throw WireError(.badRequest, "\(op): \(error.message)", details: [JSON.Member("predicate", .string(format))])
         } catch {

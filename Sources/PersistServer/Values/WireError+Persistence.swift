@@ -9,6 +9,7 @@ extension WireError {
     /// | 1551, 133021 uniqueness | `constraint_violation` |
     /// | 133020 optimistic locking | `merge_conflict` |
     /// | 1550–1680 other validation | `validation_failed` |
+    /// | 134091 query time limit | `query_timeout` |
     /// | anything else | `internal` |
     ///
     /// Every failing object and key is listed in `errors`: `[{"object","key","code","message"}]`.
@@ -36,7 +37,7 @@ extension WireError {
             return .object(members)
         }
         let message = all.count == 1 ? all[0].message : error.message
-        self.init(code, message, details: code == .internal && all.count == 1 ? [] : [JSON.Member("errors", .array(list))])
+        self.init(code, message, details: (code == .internal || code == .queryTimeout) && all.count == 1 ? [] : [JSON.Member("errors", .array(list))])
     }
 
     static func wireCode(for code: PersistenceError.Code) -> Code {
@@ -45,6 +46,7 @@ extension WireError {
         case PersistenceError.Code.managedObjectConstraintValidation.rawValue,
              PersistenceError.Code.managedObjectConstraintMerge.rawValue: return .constraintViolation
         case PersistenceError.Code.managedObjectMerge.rawValue: return .mergeConflict
+        case PersistenceError.Code.queryTimeout.rawValue: return .queryTimeout
         case 1550...1680: return .validationFailed
         default: return .internal
         }

@@ -84,10 +84,18 @@ public struct JSONParser {
             depth -= 1
             return .object(members)
         }
+        // Duplicate keys are refused, not resolved: which one a reader keeps differs between
+        // parsers, so a repeated key is a way to smuggle a value past a check (RFC 8259 §4).
+        var keys = Set<String>()
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
+            let keyStart = index
             let key = try parseString()
+            guard keys.insert(key).inserted else {
+                index = keyStart
+                throw error("duplicate key \"\(key)\"")
+            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1

@@ -40,6 +40,9 @@ public struct LineFramer: Sendable {
     /// The bytes received but not yet returned as a line: a partial line, reported at end of input.
     public var leftover: [UInt8] { Array(buffer[start...]) }
 
+    /// The bytes received of a line whose `\n` has not arrived yet (after ``nextLine()`` returned `nil`).
+    public var partialLineLength: Int { buffer.count - start }
+
     /// Whether an over-long line was seen.
     public var isPoisoned: Bool { poisoned }
 

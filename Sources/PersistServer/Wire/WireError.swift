@@ -41,6 +41,10 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let `internal` = Code(rawValue: "internal")
         /// The server has as many connections as it accepts; the connection is closed.
         public static let tooManyConnections = Code(rawValue: "too_many_connections")
+        /// A fetch or count ran longer than the server's query time limit and was stopped.
+        public static let queryTimeout = Code(rawValue: "query_timeout")
+        /// A predicate is nested too deep or has too many terms to be run.
+        public static let predicateTooComplex = Code(rawValue: "predicate_too_complex")
         /// The connection has as many requests queued as the server accepts.
         public static let tooManyRequests = Code(rawValue: "too_many_requests")
     }

@@ -44,11 +44,24 @@ struct PredicateParser {
     /// each level costs stack in the parser, the printer and the evaluator.
     static let maximumDepth = 128
 
+    /// The deepest predicate tree accepted, counting each `AND`/`OR` of a chain as a level
+    /// (`a OR b OR c` is two binary compounds deep): every visitor of the tree recurses, and
+    /// SQLite refuses expressions deeper than 1000 (`SQLITE_MAX_EXPR_DEPTH`).
+    static let maximumTreeDepth = 100
+    /// The most tokens a format may have.
+    static let maximumTokens = 20_000
+    /// The chained `AND`s and `OR`s enclosing the term being parsed; with ``depth``, bounded by ``maximumTreeDepth``.
+    private var treeDepth = 0
+
     init(format: String, arguments: [StoreValue]) throws(PredicateSyntaxError) {
         self.format = format
         var lexer = PredicateLexer(format)
         self.tokens = try lexer.tokens()
         self.arguments = arguments
+        if tokens.count > Self.maximumTokens {
+            throw PredicateSyntaxError(offset: 0, message: "predicate too complex: more than \(Self.maximumTokens) tokens",
+                                       format: format, isTooComplex: true)
+        }
     }
 
     // MARK: - Entry points
@@ -140,17 +153,32 @@ struct PredicateParser {
     private mutating func enter() throws(PredicateSyntaxError) {
         depth += 1
         if depth > Self.maximumDepth {
-            throw error(at: current, "the format is nested more than \(Self.maximumDepth) levels deep")
+            var tooDeep = error(at: current, "the format is nested more than \(Self.maximumDepth) levels deep")
+            tooDeep.isTooComplex = true
+            throw tooDeep
         }
     }
 
     private mutating func leave() { depth -= 1 }
 
+    /// One more level of a chain of `AND`s or `OR`s; undone by the caller at the chain's end.
+    private mutating func checkTreeDepth() throws(PredicateSyntaxError) {
+        if depth + treeDepth > Self.maximumTreeDepth {
+            var tooDeep = error(at: current, "predicate too complex: more than \(Self.maximumTreeDepth) levels of nested or chained terms")
+            tooDeep.isTooComplex = true
+            throw tooDeep
+        }
+    }
+
     private mutating func parseOr() throws(PredicateSyntaxError) -> FetchPredicate {
         try enter()
         defer { leave() }
         var left = try parseAnd()
+        let chainStart = treeDepth
+        defer { treeDepth = chainStart }
         while matchKeyword("OR") || match("||") {
+            treeDepth += 1
+            try checkTreeDepth()
             left = .compound(CompoundPredicate(type: .or, subpredicates: [left, try parseAnd()]))
         }
         return left
@@ -158,7 +186,11 @@ struct PredicateParser {
 
     private mutating func parseAnd() throws(PredicateSyntaxError) -> FetchPredicate {
         var left = try parseNot()
+        let chainStart = treeDepth
+        defer { treeDepth = chainStart }
         while matchKeyword("AND") || match("&&") {
+            treeDepth += 1
+            try checkTreeDepth()
             left = .compound(CompoundPredicate(type: .and, subpredicates: [left, try parseNot()]))
         }
         return left

@@ -17,9 +17,14 @@ public struct PredicateSyntaxError: Error, Sendable, Hashable, CustomStringConve
     public var expected: String?
     /// The format string that failed to parse.
     public var format: String
+    /// Whether the format was refused for its size or nesting rather than its syntax
+    /// ("predicate too complex"; the daemon's `predicate_too_complex`).
+    public var isTooComplex: Bool
+
 
     /// Creates an error.
-    public init(offset: Int, message: String, expected: String? = nil, format: String) {
+    public init(offset: Int, message: String, expected: String? = nil, format: String, isTooComplex: Bool = false) {
+        self.isTooComplex = isTooComplex
         self.offset = offset
         self.message = message
         self.expected = expected

@@ -35,6 +35,9 @@ public final class SQLiteConnection {
     /// The number of statements started on this connection (each run of a prepared statement,
     /// each statement of ``execute(_:)``), for tests and diagnostics.
     public private(set) var statementCount = 0
+    /// The time limit on reads, when ``StoreOptions/queryTimeout`` sets one (kept alive here
+    /// as long as the connection, whose progress handler points to it).
+    var queryLimit: SQLiteQueryLimit?
     /// Called with the SQL of each statement started, if set (for tests that assert exact SQL).
     public var statementObserver: ((String) -> Void)?
 

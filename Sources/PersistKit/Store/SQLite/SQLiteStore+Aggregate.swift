@@ -34,7 +34,7 @@ extension SQLiteStore {
         var (_, from, whereClause, orderBy, arguments) = try compileFetch(request)
         let limit = limitClause(request, &arguments)
         let sql = "SELECT \"t0\".\"Z_PK\", \"t0\".\"Z_ENT\" FROM \(from)\(whereClause)\(orderBy)\(limit)"
-        return try withConnection(.sqlite, "fetching \(request.entity.name) IDs failed") { connection in
+        return try withQueryConnection("fetching \(request.entity.name) IDs failed") { connection in
             var ids: [ManagedObjectID] = []
             try connection.cachedStatement(sql).forEachRow(arguments) { statement in
                 guard let entity = schema.entitiesByNumber[Int(statement.int64(1))] else { return }
@@ -169,7 +169,7 @@ extension SQLiteStore {
         let sql = "SELECT \(request.distinct ? "DISTINCT " : "")\(select) FROM \(fromClause(table, expressions.compiler))\(whereSQL)\(grouping)\(having)\(orderTerms.isEmpty ? "" : " ORDER BY " + orderTerms.joined(separator: ", "))\(limit)"
         let arguments = selectArguments + whereArguments + groupArguments + havingArguments + orderArguments + limitArguments
 
-        return try withConnection(.sqlite, "fetching \(request.fetch.entity.name) dictionaries failed") { connection in
+        return try withQueryConnection("fetching \(request.fetch.entity.name) dictionaries failed") { connection in
             var results: [[String: StoreValue]] = []
             try connection.prepare(sql).forEachRow(arguments) { statement in
                 var dictionary: [String: StoreValue] = [:]

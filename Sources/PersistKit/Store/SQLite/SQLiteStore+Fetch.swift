@@ -113,7 +113,7 @@ extension SQLiteStore {
         var (table, from, whereClause, orderBy, arguments) = try compileFetch(request)
         let limit = limitClause(request, &arguments)
         let sql = "SELECT \(selectList(table)) FROM \(from)\(whereClause)\(orderBy)\(limit)"
-        return try withConnection(.sqlite, "fetching \(request.entity.name) failed") { connection in
+        return try withQueryConnection("fetching \(request.entity.name) failed") { connection in
             var rows: [RowSnapshot] = []
             try connection.cachedStatement(sql).forEachRow(arguments) { statement in
                 if let row = decodeRow(statement) { rows.append(row) }
@@ -129,7 +129,7 @@ extension SQLiteStore {
         let sql = limit.isEmpty
             ? "SELECT COUNT(*) FROM \(from)\(whereClause)"
             : "SELECT COUNT(*) FROM (SELECT \"t0\".\"Z_PK\" FROM \(from)\(whereClause)\(limit))"
-        return try withConnection(.sqlite, "counting \(request.entity.name) failed") { connection in
+        return try withQueryConnection("counting \(request.entity.name) failed") { connection in
             Int(try connection.int64(sql, arguments) ?? 0)
         }
     }

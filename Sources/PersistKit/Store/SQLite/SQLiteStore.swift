@@ -91,6 +91,7 @@ public final class SQLiteStore: PersistentStore {
         }
         let busyHandler = SQLiteBusyHandler(timeout: options.busyTimeout)
         busyHandler.install(on: connection)
+        SQLiteQueryLimit(timeout: options.queryTimeout).install(on: connection)
         connection.registerFunctions()
 
         let entities = model.entities(forConfiguration: configurationName)
