@@ -8,8 +8,8 @@ import Foundation
 /// a race; with `Locked`, `make test`'s sanitizer run reports only real races.
 public final class Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable: `value` is read and written only inside `withLock`, while `lock` is held.
-    private let lock = NSLock()
-    private var value: Value
+    @usableFromInline let lock = NSLock()
+    @usableFromInline var value: Value
 
     /// Creates a lock guarding `value`.
     public init(_ value: Value) {
@@ -19,15 +19,8 @@ public final class Locked<Value>: @unchecked Sendable {
     /// Runs `body` with exclusive access to the value, and returns its result.
     @inlinable
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        lockAndBorrow()
-        defer { unlock() }
-        return try body(&valueStorage)
-    }
-
-    @usableFromInline func lockAndBorrow() { lock.lock() }
-    @usableFromInline func unlock() { lock.unlock() }
-    @usableFromInline var valueStorage: Value {
-        get { value }
-        _modify { yield &value }
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }
