@@ -29,7 +29,7 @@ public struct DaemonArguments: Sendable, Equatable {
     public static let settingNames = [
         "model", "store", "store-type", "socket", "socket-mode", "max-connections", "max-line",
         "max-queued", "idle-timeout", "allow-uids", "allow-users", "allow-groups", "read-only-users",
-        "read-only-groups", "log-level",
+        "read-only-groups", "log-level", "history", "busy-timeout", "max-events",
     ]
 
     /// What to do.
@@ -78,6 +78,12 @@ public struct DaemonArguments: Sendable, Equatable {
                                  subscribe, history, ping); wins over --allow-*
           --read-only-groups LIST groups whose members may only read
           --log-level LEVEL      error, warning, notice, info (default) or debug (every request)
+          --history on|off       keep persistent history and notice other processes' commits
+                                 to the store (subscribe, history; default on, SQLite only)
+          --busy-timeout SECONDS how long a save waits for another process's write lock
+                                 before failing with `busy` (default 5)
+          --max-events N         subscription events queued unread per connection before
+                                 they are dropped for one `overflow` event (default 1024)
           --config FILE          read settings from FILE: lines of `name = value` with the
                                  names above (without --), `#` starts a comment
           --check                load and validate the model, print it as normalized JSON

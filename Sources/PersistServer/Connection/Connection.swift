@@ -26,7 +26,7 @@ final class Connection: @unchecked Sendable {
     /// The connection's serial queue.
     let queue: DispatchQueue
     private let descriptor: Int32
-    private let session: Session
+    let session: Session
     private let configuration: ServerConfiguration
     private let statistics: ServerStatistics
     private let onClose: @Sendable (Connection) -> Void
@@ -34,9 +34,9 @@ final class Connection: @unchecked Sendable {
     private var framer: LineFramer
     private var pending: [Pending] = []
     private var queuedRequests = 0
-    private var busy = false
-    private var output: [UInt8] = []
-    private var outputStart = 0
+    var busy = false
+    var output: [UInt8] = []
+    var outputStart = 0
     private var readSource: (any DispatchSourceRead)?
     private var writeSource: (any DispatchSourceWrite)?
     private var readSuspended = false
@@ -45,9 +45,13 @@ final class Connection: @unchecked Sendable {
     /// No more input is read: EOF, an over-long line, shutdown or idle timeout.
     private var inputDone = false
     /// The connection is gone (or going): nothing more is written.
-    private var closed = false
+    var closed = false
     private var lastActivity = DispatchTime.now()
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Subscription events not yet in `output` (see `Connection+Events.swift`).
+    var events: EventQueue
+    /// `moveEvents()` is running (it flushes, and a flush may call it again).
+    var movingEvents = false
 
     /// Output buffered beyond this stops reading until the client catches up.
     private static let outputHighWater = 4 << 20
@@ -62,6 +66,8 @@ final class Connection: @unchecked Sendable {
         self.onClose = onClose
         self.framer = LineFramer(maximumLineLength: configuration.maximumLineLength)
         self.queue = DispatchQueue(label: "persistd.connection.\(id)")
+        self.events = EventQueue(limit: configuration.maximumQueuedEvents)
+        session.outbox.connect { [weak self] event in self?.push(event) }
     }
 
     /// Starts reading.
@@ -167,6 +173,7 @@ final class Connection: @unchecked Sendable {
                         lastActivity = .now()
                         statistics.requestsServed.add(1, ordering: .relaxed)
                         deliver(reply)
+                        moveEvents()
                         pump()
                         if inputDone { closeWhenDone() }
                     }
@@ -182,7 +189,7 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Writes what is buffered, as much as the socket takes; waits for the write source otherwise.
-    private func flush() {
+    func flush() {
         while outputStart < output.count && !closed {
             // The force-unwrap is safe: the loop runs only while `output` holds unsent bytes,
             // and a non-empty array's buffer has a base address.
@@ -200,6 +207,8 @@ final class Connection: @unchecked Sendable {
         outputStart = 0
         if !writeSuspended { writeSuspended = true; writeSource?.suspend() }
         if readSuspended && !inputDone { readSuspended = false; readSource?.resume() }
+        events.outputDrained()
+        moveEvents()
         if inputDone { closeWhenDone() }
     }
 
@@ -238,7 +247,7 @@ final class Connection: @unchecked Sendable {
     /// Closes the connection if nothing happened on it for `timeout` seconds, telling the client why.
     func checkIdle(timeout: Double) {
         queue.async { [self] in
-            guard !closed, !busy, pending.isEmpty, !inputDone else { return }
+            guard !closed, !busy, pending.isEmpty, !inputDone, !session.outbox.hasSubscriptions else { return }
             let idle = Double(DispatchTime.now().uptimeNanoseconds - lastActivity.uptimeNanoseconds) / 1e9
             guard idle >= timeout else { return }
             stopReading()

@@ -56,7 +56,14 @@ public final class Server: @unchecked Sendable {
         let name = URL(fileURLWithPath: configuration.modelPath).deletingPathExtension().lastPathComponent
         let container = PersistentContainer(name: name.isEmpty ? "persistd" : name, managedObjectModel: model)
         let storeURL = configuration.storeType == .inMemory ? nil : URL(fileURLWithPath: configuration.storePath)
-        container.persistentStoreDescriptions = [PersistentStoreDescription(url: storeURL, type: configuration.storeType)]
+        var description = PersistentStoreDescription(url: storeURL, type: configuration.storeType)
+        // Subscriptions and `history` read the store's persistent history; remote change
+        // notifications keep the view context current with other processes' commits.
+        let sharing = configuration.historyTracking && configuration.storeType == .sqlite
+        description.options.persistentHistoryTracking = sharing
+        description.options.remoteChangeNotificationPost = sharing
+        description.options.busyTimeout = configuration.busyTimeout
+        container.persistentStoreDescriptions = [description]
 
         // Bind first: a second daemon must not touch the store of a live one. (Activated:
         // systemd starts one instance per socket unit, and the unit owns the path.)
@@ -84,6 +91,7 @@ public final class Server: @unchecked Sendable {
             throw StartError(message: "cannot encode the model: \(Self.oneLine(error))")
         }
         self.listeners = listeners
+        state.subscriptions.start()
         self.probeContext = container.newBackgroundContext()
         probeContext.name = "watchdog probe"
     }
@@ -213,7 +221,11 @@ public final class Server: @unchecked Sendable {
         shutdownCompletion = nil
         // Every connection's context has rolled back (Connection closes its session first);
         // close the store so SQLite checkpoints and releases its files.
-        for store in state.coordinator.persistentStores { try? state.coordinator.remove(store) }
-        completion()
+        state.subscriptions.stop { [self] in
+            queue.async { [self] in
+                for store in state.coordinator.persistentStores { try? state.coordinator.remove(store) }
+                completion()
+            }
+        }
     }
 }
