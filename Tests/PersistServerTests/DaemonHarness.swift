@@ -31,15 +31,16 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     /// Starts `persistd` with `extra` arguments and waits (up to 10 s) until it answers.
-    static func start(_ extra: [String] = [], model: String? = nil, directory: URL? = nil) throws -> DaemonHarness {
-        let harness = try DaemonHarness(extra, model: model ?? modelPath, directory: directory ?? temporaryDirectory())
+    /// A second daemon on the same store: the same `directory`, another `socketName`.
+    static func start(_ extra: [String] = [], model: String? = nil, directory: URL? = nil, socketName: String = "p.sock") throws -> DaemonHarness {
+        let harness = try DaemonHarness(extra, model: model ?? modelPath, directory: directory ?? temporaryDirectory(), socketName: socketName)
         try harness.waitUntilReady()
         return harness
     }
 
-    private init(_ extra: [String], model: String, directory: URL) throws {
+    private init(_ extra: [String], model: String, directory: URL, socketName: String) throws {
         self.directory = directory
-        self.socketPath = directory.appendingPathComponent("p.sock").path
+        self.socketPath = directory.appendingPathComponent(socketName).path
         self.storePath = directory.appendingPathComponent("store.sqlite").path
         process = Process()
         process.executableURL = ModelCheckTests.binary
