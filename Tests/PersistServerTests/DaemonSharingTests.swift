@@ -150,3 +150,38 @@ struct DaemonSharingTests {
         #expect(expired.code.rawValue == "history_expired")
     }
 }
+
+/// A Swift program (this test process, linking PersistKit) writing to a daemon's store file.
+@Suite("sharing with a PersistKit program", .timeLimit(.minutes(1)))
+struct DaemonProgramSharingTests {
+    @Test("a save by a PersistKit program on the same store reaches the daemon's subscriber")
+    func programSaveReachesSubscriber() throws {
+        let daemon = try DaemonHarness.start()
+        defer { daemon.stop() }
+        let watcher = try daemon.connect()
+        _ = try watcher.result(["op": "subscribe", "entity": "Beer", "properties": ["name"]])
+
+        let model = try ManagedObjectModel(contentsOf: URL(fileURLWithPath: DaemonHarness.modelPath))
+        let container = PersistentContainer(name: "program", managedObjectModel: model)
+        var description = PersistentStoreDescription(url: URL(fileURLWithPath: daemon.storePath))
+        description.options.persistentHistoryTracking = true
+        container.persistentStoreDescriptions = [description]
+        var loadError: (any Error)?
+        container.loadPersistentStores { _, error in loadError = error }
+        if let loadError { throw loadError }
+        defer { for store in container.persistentStoreCoordinator.persistentStores { try? container.persistentStoreCoordinator.remove(store) } }
+        let context = container.newBackgroundContext()
+        let start = Date()
+        try context.performAndWait {
+            let beer = ManagedObject(entity: model.entitiesByName["Beer"]!, insertInto: context) // the model has Beer
+            beer.setValue("From Swift", forKey: "name")
+            beer.setValue(UUID(), forKey: "uuid")
+            try context.save()
+        }
+        let event = try watcher.nextEvent()
+        #expect(event.names("inserted") == ["From Swift"])
+        #expect(Date().timeIntervalSince(start) < 1)
+        let history = try watcher.result(["op": "history"])
+        #expect(history["transactions"]?.arrayValue?.last?.string("processID") == String(ProcessInfo.processInfo.processIdentifier))
+    }
+}
