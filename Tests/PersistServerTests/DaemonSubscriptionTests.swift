@@ -129,6 +129,20 @@ struct DaemonSubscriptionTests {
         #expect(try plain.error(["op": "history"]).string("code") == "unsupported")
     }
 
+    @Test("a connection with a live subscription is not closed as idle; one without is")
+    func idleSubscriberStaysOpen() throws {
+        let daemon = try DaemonHarness.start(["--idle-timeout", "0.3"])
+        defer { daemon.stop() }
+        let watcher = try daemon.connect(), idle = try daemon.connect()
+        _ = try watcher.result(["op": "subscribe", "entity": "Beer"])
+        #expect(try idle.nextEvent()["reason"] == "idle_timeout")
+        usleep(400_000)
+        let writer = try daemon.connect()
+        _ = try writer.insertBeer("late", abv: 5.0)
+        try writer.save()
+        #expect(try watcher.nextEvent().names("inserted") == ["late"])
+    }
+
     @Test("a subscriber that never reads gets one overflow, then recovers with history")
     func overflow() throws {
         let daemon = try DaemonHarness.start(["--max-events", "4"])
