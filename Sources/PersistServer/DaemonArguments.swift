@@ -75,7 +75,7 @@ public struct DaemonArguments: Sendable, Equatable {
                                  unless listed (--allow-uids is an older name)
           --allow-groups LIST    groups whose members have full access
           --read-only-users LIST users who may only read (hello, model, get, fetch, count,
-                                 subscribe, history, ping); wins over --allow-*
+                                 subscribe, unsubscribe, history, ping); wins over --allow-*
           --read-only-groups LIST groups whose members may only read
           --log-level LEVEL      error, warning, notice, info (default) or debug (every request)
           --history on|off       keep persistent history and notice other processes' commits

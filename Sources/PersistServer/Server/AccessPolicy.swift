@@ -5,7 +5,7 @@
 /// # /etc/persistd/persistd.conf
 /// allow-users = alice, 1001        # every op
 /// allow-groups = persistd-writers
-/// read-only-users = bob            # hello, model, get, fetch, count, subscribe, history, ping
+/// read-only-users = bob            # hello, model, get, fetch, count, subscribe, unsubscribe, history, ping
 /// read-only-groups = auditors
 /// ```
 ///
