@@ -30,7 +30,7 @@ public struct DaemonArguments: Sendable, Equatable {
         "model", "store", "store-type", "socket", "socket-mode", "max-connections", "max-line",
         "max-queued", "idle-timeout", "max-connections-per-user", "max-queued-bytes", "line-timeout",
         "write-timeout", "query-timeout", "allow-uids", "allow-users", "allow-groups", "read-only-users",
-        "read-only-groups", "log-level",
+        "read-only-groups", "log-level", "history", "busy-timeout", "max-events",
     ]
 
     /// What to do.
@@ -81,9 +81,15 @@ public struct DaemonArguments: Sendable, Equatable {
                                  unless listed (--allow-uids is an older name)
           --allow-groups LIST    groups whose members have full access
           --read-only-users LIST users who may only read (hello, model, get, fetch, count,
-                                 subscribe, history, ping); wins over --allow-*
+                                 subscribe, unsubscribe, history, ping); wins over --allow-*
           --read-only-groups LIST groups whose members may only read
           --log-level LEVEL      error, warning, notice, info (default) or debug (every request)
+          --history on|off       keep persistent history and notice other processes' commits
+                                 to the store (subscribe, history; default on, SQLite only)
+          --busy-timeout SECONDS how long a save waits for another process's write lock
+                                 before failing with `busy` (default 5)
+          --max-events N         subscription events queued unread per connection before
+                                 they are dropped for one `overflow` event (default 1024)
           --config FILE          read settings from FILE: lines of `name = value` with the
                                  names above (without --), `#` starts a comment
           --check                load and validate the model, print it as normalized JSON

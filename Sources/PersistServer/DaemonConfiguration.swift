@@ -103,6 +103,20 @@ public enum DaemonConfiguration {
         configuration.lineTimeout = try seconds("line-timeout") ?? configuration.lineTimeout
         configuration.writeTimeout = try seconds("write-timeout") ?? configuration.writeTimeout
         configuration.queryTimeout = try seconds("query-timeout") ?? configuration.queryTimeout
+        configuration.maximumQueuedEvents = try positive("max-events") ?? configuration.maximumQueuedEvents
+        if let text = settings["history"] {
+            switch text.lowercased() {
+            case "on", "true", "yes", "1": configuration.historyTracking = true
+            case "off", "false", "no", "0": configuration.historyTracking = false
+            default: throw DaemonArguments.UsageError("history must be on or off, not \"\(text)\"")
+            }
+        }
+        if let text = settings["busy-timeout"] {
+            guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
+                throw DaemonArguments.UsageError("busy-timeout must be a number of seconds, not \"\(text)\"")
+            }
+            configuration.busyTimeout = seconds
+        }
         try resolveAccess(settings, into: &configuration)
         return configuration
     }

@@ -35,18 +35,19 @@ final class DaemonHarness: @unchecked Sendable {
 
     /// Starts `persistd` with `extra` arguments and waits (up to 10 s) until it answers.
     /// A `directory` passed in is left in place when the harness ends, unless `removesDirectory`.
+    /// A second daemon on the same store: the same `directory`, another `socketName`.
     static func start(_ extra: [String] = [], model: String? = nil, directory: URL? = nil,
-                      removesDirectory: Bool = false) throws -> DaemonHarness {
+                      removesDirectory: Bool = false, socketName: String = "p.sock") throws -> DaemonHarness {
         let harness = try DaemonHarness(extra, model: model ?? modelPath, directory: directory ?? temporaryDirectory(),
-                                        ownsDirectory: directory == nil || removesDirectory)
+                                        ownsDirectory: directory == nil || removesDirectory, socketName: socketName)
         try harness.waitUntilReady()
         return harness
     }
 
-    private init(_ extra: [String], model: String, directory: URL, ownsDirectory: Bool) throws {
+    private init(_ extra: [String], model: String, directory: URL, ownsDirectory: Bool, socketName: String) throws {
         self.directory = directory
         self.ownsDirectory = ownsDirectory
-        self.socketPath = directory.appendingPathComponent("p.sock").path
+        self.socketPath = directory.appendingPathComponent(socketName).path
         self.storePath = directory.appendingPathComponent("store.sqlite").path
         process = Process()
         process.executableURL = ModelCheckTests.binary

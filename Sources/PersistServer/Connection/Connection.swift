@@ -26,7 +26,7 @@ final class Connection: @unchecked Sendable {
     /// The connection's serial queue.
     let queue: DispatchQueue
     private let descriptor: Int32
-    private let session: Session
+    let session: Session
     private let configuration: ServerConfiguration
     private let statistics: ServerStatistics
     private let onClose: @Sendable (Connection) -> Void
@@ -34,9 +34,9 @@ final class Connection: @unchecked Sendable {
     private var framer: LineFramer
     private var pending: [Pending] = []
     private var queuedRequests = 0
-    private var busy = false
-    private var output: [UInt8] = []
-    private var outputStart = 0
+    var busy = false
+    var output: [UInt8] = []
+    var outputStart = 0
     private var readSource: (any DispatchSourceRead)?
     private var writeSource: (any DispatchSourceWrite)?
     private var readSuspended = false
@@ -45,13 +45,17 @@ final class Connection: @unchecked Sendable {
     /// No more input is read: EOF, an over-long line, shutdown or idle timeout.
     private var inputDone = false
     /// The connection is gone (or going): nothing more is written.
-    private var closed = false
+    var closed = false
     private var lastActivity = DispatchTime.now()
     /// When the first byte of the line still unfinished arrived; `nil` between lines.
     private var lineStarted: DispatchTime?
     /// When the client last took bytes of its replies (or when replies began to wait).
     private var lastWrite = DispatchTime.now()
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Subscription events not yet in `output` (see `Connection+Events.swift`).
+    var events: EventQueue
+    /// `moveEvents()` is running (it flushes, and a flush may call it again).
+    var movingEvents = false
 
     init(id: Int, descriptor: Int32, session: Session, configuration: ServerConfiguration, statistics: ServerStatistics,
          onClose: @escaping @Sendable (Connection) -> Void) {
@@ -63,6 +67,8 @@ final class Connection: @unchecked Sendable {
         self.onClose = onClose
         self.framer = LineFramer(maximumLineLength: configuration.maximumLineLength)
         self.queue = DispatchQueue(label: "persistd.connection.\(id)")
+        self.events = EventQueue(limit: configuration.maximumQueuedEvents)
+        session.outbox.connect { [weak self] event in self?.push(event) }
     }
 
     /// Starts reading.
@@ -174,6 +180,7 @@ final class Connection: @unchecked Sendable {
                         lastActivity = .now()
                         statistics.requestsServed.add(1, ordering: .relaxed)
                         deliver(reply)
+                        moveEvents()
                         pump()
                         if inputDone { closeWhenDone() }
                     }
@@ -190,7 +197,7 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Writes what is buffered, as much as the socket takes; waits for the write source otherwise.
-    private func flush() {
+    func flush() {
         while outputStart < output.count && !closed {
             // The force-unwrap is safe: the loop runs only while `output` holds unsent bytes,
             // and a non-empty array's buffer has a base address.
@@ -209,6 +216,8 @@ final class Connection: @unchecked Sendable {
         outputStart = 0
         if !writeSuspended { writeSuspended = true; writeSource?.suspend() }
         if readSuspended && !inputDone { readSuspended = false; readSource?.resume() }
+        events.outputDrained()
+        moveEvents()
         if inputDone { closeWhenDone() }
     }
 
@@ -266,7 +275,8 @@ final class Connection: @unchecked Sendable {
                 pump()
                 return closeWhenDone()
             }
-            guard timeout > 0, !busy, pending.isEmpty, !inputDone else { return }
+            // A connection with a live subscription waits for events: never idle.
+            guard timeout > 0, !busy, pending.isEmpty, !inputDone, !session.outbox.hasSubscriptions else { return }
             let idle = seconds(since: lastActivity)
             guard idle >= timeout else { return }
             stopReading()

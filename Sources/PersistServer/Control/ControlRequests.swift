@@ -44,6 +44,14 @@ enum ControlRequests {
             }
             guard arguments.value("where") != nil else { throw ControlError.usage("a batch delete needs --where PREDICATE") }
             return [.object([JSON.Member("op", "delete"), JSON.Member("entity", .string(first))] + (try predicateMembers(arguments)))]
+        case "history":
+            var request: [JSON.Member] = [JSON.Member("op", "history")]
+            if let since = arguments.value("since") { request.append(JSON.Member("since", .string(since))) }
+            if let text = arguments.value("limit") {
+                guard let limit = Int64(text), limit > 0 else { throw ControlError.usage("--limit needs a positive integer") }
+                request.append(JSON.Member("limit", .integer(limit)))
+            }
+            return [.object(request)]
         default:
             throw ControlError.usage("unknown command \"\(arguments.command)\"; see persistctl --help")
         }

@@ -29,6 +29,9 @@ public enum Persistctl {
           update ENTITY --where PREDICATE key=value…        (batch update, saved at once)
           delete ID… [--save]
           delete ENTITY --where PREDICATE                    (batch delete, saved at once)
+          history [--since TOKEN] [--limit N]                (persistent history, oldest first)
+          watch ENTITY [--where PREDICATE] [--arg VALUE]… [--sort KEY]… [--properties a,b] [--events N]
+                                                             (subscribe; print changes live until ^C)
           raw                                                (NDJSON requests on stdin, replies on stdout)
           predicate …                                        (offline: parse and print a predicate; see
                                                               persistctl predicate --help)
@@ -46,7 +49,7 @@ public enum Persistctl {
 
     /// The commands that talk to the daemon.
     static let commands: Set<String> = ["hello", "model", "ping", "stats", "save", "rollback", "insert", "get", "fetch", "count",
-                                        "update", "delete", "raw"]
+                                        "update", "delete", "raw", "history", "watch"]
 
     /// Runs `persistctl` with `arguments` (after the program name); returns the exit status.
     public static func run(_ arguments: [String], environment: [String: String],
@@ -69,6 +72,7 @@ public enum Persistctl {
             }
             if parsed.command == "raw" { return raw(client, output: output) }
             let json = parsed.json ?? !isTerminal
+            if parsed.command == "watch" { return try WatchCommand.run(parsed, client: client, json: json, output: output) }
             for result in try execute(parsed, client: client) {
                 output((json ? result.encoded : TableFormatter.format(result)) + "\n")
             }

@@ -5,7 +5,7 @@
 /// # /etc/persistd/persistd.conf
 /// allow-users = alice, 1001        # every op
 /// allow-groups = persistd-writers
-/// read-only-users = bob            # hello, model, get, fetch, count, subscribe, history, ping
+/// read-only-users = bob            # hello, model, get, fetch, count, subscribe, unsubscribe, history, ping
 /// read-only-groups = auditors
 /// ```
 ///
@@ -22,7 +22,7 @@ public struct AccessPolicy: Sendable, Equatable {
     /// The ops a read-only peer may perform. Everything else, including ops added later, needs
     /// full access (an allow-list, so a new write op is never readable by mistake). `stats` is
     /// not here: it shows every client's activity.
-    public static let readOperations: Set<String> = ["hello", "model", "get", "fetch", "count", "subscribe", "history", "ping"]
+    public static let readOperations: Set<String> = ["hello", "model", "get", "fetch", "count", "subscribe", "unsubscribe", "history", "ping"]
 
     /// Users with full access.
     public var users: [UInt32] = []

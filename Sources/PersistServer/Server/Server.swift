@@ -66,6 +66,12 @@ public final class Server: @unchecked Sendable {
         var description = PersistentStoreDescription(url: storeURL, type: configuration.storeType)
         description.options = storeOptions
         description.options.queryTimeout = configuration.queryTimeout
+        // Subscriptions and `history` read the store's persistent history; remote change
+        // notifications keep the view context current with other processes' commits.
+        let sharing = configuration.historyTracking && configuration.storeType == .sqlite
+        description.options.persistentHistoryTracking = sharing
+        description.options.remoteChangeNotificationPost = sharing
+        description.options.busyTimeout = configuration.busyTimeout
         container.persistentStoreDescriptions = [description]
 
         // Bind first: a second daemon must not touch the store of a live one. (Activated:
@@ -102,6 +108,7 @@ public final class Server: @unchecked Sendable {
             throw StartError(message: "cannot encode the model: \(Self.oneLine(error))")
         }
         self.listeners = listeners
+        state.subscriptions.start()
         self.probeContext = container.newBackgroundContext()
         probeContext.name = "watchdog probe"
     }
@@ -244,7 +251,11 @@ public final class Server: @unchecked Sendable {
         shutdownCompletion = nil
         // Every connection's context has rolled back (Connection closes its session first);
         // close the store so SQLite checkpoints and releases its files.
-        for store in state.coordinator.persistentStores { try? state.coordinator.remove(store) }
-        completion()
+        state.subscriptions.stop { [self] in
+            queue.async { [self] in
+                for store in state.coordinator.persistentStores { try? state.coordinator.remove(store) }
+                completion()
+            }
+        }
     }
 }

@@ -45,6 +45,13 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var shutdownGracePeriod: Double = 10
     /// Who may connect, and who may only read; by default root and the daemon's own user only.
     public var accessPolicy = AccessPolicy(serviceUserID: geteuid())
+    /// Keep persistent history and notice other processes' commits (subscriptions and
+    /// `history` need it; SQLite stores only). Needs a restart to change.
+    public var historyTracking = true
+    /// Seconds a save waits for another process's write lock before failing with `busy`.
+    public var busyTimeout: Double = 5
+    /// The most subscription events queued unread per connection; past it, one `overflow`.
+    public var maximumQueuedEvents = 1024
     /// The least important log messages written.
     public var logLevel: LogLevel = .info
 

@@ -11,6 +11,8 @@ public final class ServerState: Sendable {
     /// The configuration served now. A connection keeps the limits in force when it was accepted.
     public var configuration: ServerConfiguration { current.withLock { $0 } }
     private let current: Locked<ServerConfiguration>
+    /// Feeds subscriptions from the store's persistent history.
+    let subscriptions: SubscriptionHub
     /// The counters `stats` reports.
     public let statistics = ServerStatistics()
     /// Who may do what, now: a reload applies to connections already open too.
@@ -26,6 +28,7 @@ public final class ServerState: Sendable {
     public init(container: PersistentContainer, configuration: ServerConfiguration) throws {
         self.container = container
         self.current = Locked(configuration)
+        self.subscriptions = SubscriptionHub(container: container)
         self.modelJSON = try JSONParser.parse(Array(try container.managedObjectModel.normalizedJSON()))
     }
 

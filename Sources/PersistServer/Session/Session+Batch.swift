@@ -49,5 +49,6 @@ extension Session {
     private func mergeBatch(_ result: BatchResult) {
         state.statistics.saves.add(1, ordering: .relaxed)
         ManagedObjectContext.mergeChanges(fromRemoteContextSave: result.changes, into: [state.container.viewContext, context])
+        state.subscriptions.kick()
     }
 }

@@ -120,7 +120,7 @@ extension Session {
         }
     }
 
-    private func sortDescriptors(_ fields: RequestFields, entity: EntityDescription) throws(WireError) -> [FetchSortDescriptor]? {
+    func sortDescriptors(_ fields: RequestFields, entity: EntityDescription) throws(WireError) -> [FetchSortDescriptor]? {
         guard let elements = try fields.array("sort") else { return nil }
         var result: [FetchSortDescriptor] = []
         for element in elements {

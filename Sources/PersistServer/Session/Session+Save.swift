@@ -3,8 +3,12 @@ import PersistKit
 extension Session {
     /// `save` → `{"inserted":n,"updated":n,"deleted":n}`. On failure nothing is written, the
     /// connection keeps its changes (fix them, or `rollback`), and the error lists every
-    /// failing object and key.
-    func save() throws(WireError) -> JSON {
+    /// failing object and key. `mergePolicy` applies to this save only.
+    func save(_ body: JSON = .object([])) throws(WireError) -> JSON {
+        let policy = try Self.mergePolicy(RequestFields(body, op: "save"))
+        let configured = context.mergePolicy
+        if let policy { context.mergePolicy = policy }
+        defer { context.mergePolicy = configured }
         context.processPendingChanges()
         let inserted = context.insertedObjects.count
         let updated = context.updatedObjects.count

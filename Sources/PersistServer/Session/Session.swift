@@ -23,18 +23,23 @@ public final class Session: Sendable {
     public let context: ManagedObjectContext
     /// Who is at the other end, when the kernel says.
     public let peer: PeerCredentials?
+    /// Where this session's subscription events go (the connection sets the sink).
+    let outbox = SessionOutbox()
 
     /// What an op needs: nothing, a read context, or the session's own context.
     enum Kind {
         case server
         case read
         case write
+        /// `subscribe`, `unsubscribe`: answered by the subscription hub.
+        case subscription
     }
 
     static let kinds: [String: Kind] = [
         "hello": .server, "model": .server, "ping": .server, "stats": .server,
         "get": .read, "fetch": .read, "count": .read,
         "insert": .write, "update": .write, "delete": .write, "save": .write, "rollback": .write,
+        "configure": .write, "history": .write, "subscribe": .subscription, "unsubscribe": .subscription,
     ]
 
     /// Creates a session with a new background context.
@@ -77,11 +82,14 @@ public final class Session: Sendable {
             context.perform {
                 completion(Self.reply(request) { () throws(WireError) in try self.writeOp(request) })
             }
+        case .subscription:
+            subscriptionOp(request, completion: completion)
         }
     }
 
     /// Discards the connection's pending changes, when it closes; `completion` runs after.
     public func close(completion: @escaping @Sendable () -> Void) {
+        state.subscriptions.unsubscribeAll(outbox)
         let context = self.context
         context.perform {
             context.rollback()
@@ -108,7 +116,9 @@ public final class Session: Sendable {
 
     private func writeOp(_ request: WireRequest) throws(WireError) -> JSON {
         switch request.op {
-        case "save": return try save()
+        case "save": return try save(request.body)
+        case "configure": return try configure(request.body)
+        case "history": return try history(request.body)
         case "rollback":
             context.rollback()
             return .object([])

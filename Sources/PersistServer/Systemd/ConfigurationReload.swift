@@ -4,7 +4,8 @@
 public struct ConfigurationReload: Sendable, Equatable {
     /// The configuration to run with: `new`, with the settings that need a restart as they were.
     public var applied: ServerConfiguration
-    /// The settings that changed but need a restart (`model`, `store`, `store-type`, `socket`, `socket-mode`).
+    /// The settings that changed but need a restart (`model`, `store`, `store-type`, `socket`, `socket-mode`,
+    /// `history`, `busy-timeout`).
     public var needsRestart: [String]
 
     /// Merges a freshly read configuration into the running one.
@@ -22,6 +23,8 @@ public struct ConfigurationReload: Sendable, Equatable {
         keep("store-type", \.storeType)
         keep("socket", \.socketPath)
         keep("socket-mode", \.socketMode)
+        keep("history", \.historyTracking)
+        keep("busy-timeout", \.busyTimeout)
         applied.shutdownGracePeriod = running.shutdownGracePeriod
         self.applied = applied
         self.needsRestart = needsRestart

@@ -7,7 +7,9 @@ extension WireError {
     /// |---|---|
     /// | 1600 deny rule | `delete_denied` |
     /// | 1551, 133021 uniqueness | `constraint_violation` |
-    /// | 133020 optimistic locking | `merge_conflict` |
+    /// | 133020 optimistic locking | `merge_conflict` (with `conflicts`) |
+    /// | 134090 store busy past the timeout | `busy` |
+    /// | 134301 history token expired | `history_expired` |
     /// | 1550–1680 other validation | `validation_failed` |
     /// | 134091 query time limit | `query_timeout` |
     /// | anything else | `internal` |
@@ -37,7 +39,11 @@ extension WireError {
             return .object(members)
         }
         let message = all.count == 1 ? all[0].message : error.message
-        self.init(code, message, details: (code == .internal || code == .queryTimeout) && all.count == 1 ? [] : [JSON.Member("errors", .array(list))])
+        var details = (code == .internal || code == .queryTimeout) && all.count == 1 ? [] : [JSON.Member("errors", .array(list))]
+        if code == .busy || code == .historyExpired { details = [] }
+        let conflicts = error.conflicts.isEmpty ? all.flatMap(\.conflicts) : error.conflicts
+        if !conflicts.isEmpty { details.append(JSON.Member("conflicts", Self.conflictList(conflicts))) }
+        self.init(code, message, details: details)
     }
 
     static func wireCode(for code: PersistenceError.Code) -> Code {
@@ -47,6 +53,8 @@ extension WireError {
              PersistenceError.Code.managedObjectConstraintMerge.rawValue: return .constraintViolation
         case PersistenceError.Code.managedObjectMerge.rawValue: return .mergeConflict
         case PersistenceError.Code.queryTimeout.rawValue: return .queryTimeout
+        case PersistenceError.Code.persistentStoreTimeout.rawValue: return .busy
+        case PersistenceError.Code.persistentHistoryTokenExpired.rawValue: return .historyExpired
         case 1550...1680: return .validationFailed
         default: return .internal
         }
