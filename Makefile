@@ -43,9 +43,23 @@ run: build
 	  --store $(RUN_DIR)/store.sqlite \
 	  --socket $(RUN_DIR)/persistd.sock
 
+## bench: release build, then every workload of Benchmarks/ (BENCHMARKS.md); installs Redis
+## (the baseline of workload 7) only when it is missing. Never part of `make test`.
+BENCH_PACKAGES := redis-server redis-tools
+BENCH_ARGS     ?=
 bench: deps
+	@missing=""; for p in $(BENCH_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+	$(SWIFT) build -c release --product persistd
+	$(SWIFT) build -c release --product persistctl
 	$(SWIFT) build -c release --product persistd-bench
-	$$($(SWIFT) build -c release --show-bin-path)/persistd-bench --json .build/bench.json
+	$$($(SWIFT) build -c release --show-bin-path)/persistd-bench --json .build/bench.json $(BENCH_ARGS)
 
 install: 
 	$(SWIFT) build -c release

@@ -10,6 +10,7 @@ import Glibc
 
 let offline: [String: ([String]) -> CommandOutput] = [
     PredicateCommand.name: PredicateCommand.run,
+    BenchCommand.name: BenchCommand.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

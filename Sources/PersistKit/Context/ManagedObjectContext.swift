@@ -276,6 +276,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
         guard let coordinator = persistentStoreCoordinator else {
             throw PersistenceError(.persistentStoreOperation, "the context has neither a coordinator nor a parent")
         }
+        if ids.count == 1 {
+            // One object (a fault firing, `existingObject(with:)`): no grouping by store.
+            let id = ids[0]
+            guard !id.isTemporaryID, let store = coordinator.persistentStore(withIdentifier: id.storeIdentifier ?? "") else { return [] }
+            return try store.rows(for: ids)
+        }
         var rows: [RowSnapshot] = []
         var byStore: [String: [ManagedObjectID]] = [:]
         for id in ids where !id.isTemporaryID {
