@@ -48,6 +48,9 @@ final class Connection: @unchecked Sendable {
     private var closed = false
     private var lastActivity = DispatchTime.now()
 
+    /// The most pipelined reads answered in one hop to the read context.
+    private static let maximumReadBatch = 64
+
     /// Output buffered beyond this stops reading until the client catches up.
     private static let outputHighWater = 4 << 20
 
@@ -166,13 +169,23 @@ final class Connection: @unchecked Sendable {
                 deliver(reply)
             case .request(let request):
                 busy = true
-                session.handle(request) { [self] reply in
+                // Reads pipelined right behind this one are answered with it: one hop to the
+                // read context for the lot, replies still in request order.
+                var batch = [request]
+                if Session.isBatchableRead(request) {
+                    while batch.count < Self.maximumReadBatch, case .request(let next)? = pending.first, Session.isBatchableRead(next) {
+                        pending.removeFirst()
+                        batch.append(next)
+                    }
+                }
+                session.handle(batch) { [self] replies in
                     queue.async { [self] in
                         busy = false
-                        queuedRequests -= 1
+                        queuedRequests -= replies.count
                         lastActivity = .now()
-                        statistics.requestsServed.add(1, ordering: .relaxed)
-                        deliver(reply)
+                        statistics.requestsServed.add(replies.count, ordering: .relaxed)
+                        for reply in replies where !closed { reply.write(to: &output) }
+                        flush()
                         pump()
                         if inputDone { closeWhenDone() }
                     }

@@ -80,6 +80,42 @@ public final class Session: Sendable {
         }
     }
 
+    /// Whether `request` is a read that ``handle(_:completion:)-([WireRequest],_)`` may answer
+    /// together with the reads next to it: `get`, `fetch` and `count`.
+    static func isBatchableRead(_ request: WireRequest) -> Bool {
+        kinds[request.op] == .read
+    }
+
+    /// Answers `requests` in order; `completion` gets one reply per request, in the same order.
+    ///
+    /// Consecutive reads (see ``isBatchableRead(_:)``) are answered in one hop to the read
+    /// context, as if they had arrived at once; anything else goes one by one.
+    func handle(_ requests: [WireRequest], completion: @escaping @Sendable ([WireReply]) -> Void) {
+        guard requests.count > 1, requests.allSatisfy(Self.isBatchableRead) else {
+            guard requests.count == 1 else { preconditionFailure("Session: a batch of several requests must be reads") }
+            handle(requests[0]) { completion([$0]) }
+            return
+        }
+        let context = self.context
+        context.perform {
+            let answer: @Sendable (ManagedObjectContext) -> Void = { readContext in
+                completion(requests.map { request in
+                    guard self.state.policy.allows(self.peer, op: request.op) else {
+                        let who = self.peer.map { "user \($0.userID)" } ?? "a peer of unknown credentials"
+                        return .failure(id: request.id, error: WireError(.unauthorized, "\(who) may not perform \(request.op)"))
+                    }
+                    return Self.reply(request) { () throws(WireError) in try self.readOp(request, in: readContext) }
+                })
+            }
+            if context.hasChanges {
+                answer(context)
+            } else {
+                let view = self.state.container.viewContext
+                view.perform { answer(view) }
+            }
+        }
+    }
+
     /// Discards the connection's pending changes, when it closes; `completion` runs after.
     public func close(completion: @escaping @Sendable () -> Void) {
         let context = self.context
