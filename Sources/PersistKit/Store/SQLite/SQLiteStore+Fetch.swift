@@ -46,6 +46,13 @@ extension SQLiteStore {
 
     /// One attribute value, as Core Data stores each type.
     func decodeAttribute(_ statement: SQLiteStatement, _ column: Int32, _ type: AttributeType) -> StoreValue {
+        if type == .integer64 || type == .integer32 || type == .integer16 {
+            // One C call for the common case: sqlite3_column_int64 gives 0 for NULL, so only a 0
+            // needs the type check that tells the two apart.
+            let value = statement.int64(column)
+            if value == 0 && statement.isNull(column) { return .null }
+            return .integer(value)
+        }
         if statement.isNull(column) { return .null }
         switch type {
         case .integer16, .integer32, .integer64:
