@@ -15,7 +15,8 @@ import PersistKit
 /// object fails with `merge_conflict`.
 ///
 /// ``handle(_:completion:)`` is called for one request at a time (the connection waits for the
-/// reply before starting the next), and calls `completion` exactly once, on some queue.
+/// reply before starting the next), and calls `completion` exactly once (today before it returns: the
+/// session hops onto its context queues synchronously, on the calling thread when they are free).
 public final class Session: Sendable {
     /// The state every session shares.
     public let state: ServerState
@@ -61,22 +62,19 @@ public final class Session: Sendable {
         case .server:
             completion(Self.reply(request) { () throws(WireError) in try serverOp(request) })
         case .read:
+            // performAndWait, not perform: the connection waits for this reply anyway, and a
+            // synchronous hop runs the block on the calling thread when the queue is free, where
+            // an asynchronous one costs a thread wake-up per queue (three per request).
             let context = self.context
-            context.perform {
-                if context.hasChanges {
-                    completion(Self.reply(request) { () throws(WireError) in try self.readOp(request, in: context) })
-                } else {
-                    let view = self.state.container.viewContext
-                    view.perform {
-                        completion(Self.reply(request) { () throws(WireError) in try self.readOp(request, in: view) })
-                    }
-                }
+            if context.performAndWait({ context.hasChanges }) {
+                completion(context.performAndWait { Self.reply(request) { () throws(WireError) in try self.readOp(request, in: context) } })
+            } else {
+                let view = self.state.container.viewContext
+                completion(view.performAndWait { Self.reply(request) { () throws(WireError) in try self.readOp(request, in: view) } })
             }
         case .write:
             let context = self.context
-            context.perform {
-                completion(Self.reply(request) { () throws(WireError) in try self.writeOp(request) })
-            }
+            completion(context.performAndWait { Self.reply(request) { () throws(WireError) in try self.writeOp(request) } })
         }
     }
 
@@ -96,24 +94,20 @@ public final class Session: Sendable {
             handle(requests[0]) { completion([$0]) }
             return
         }
-        let context = self.context
-        context.perform {
-            let answer: @Sendable (ManagedObjectContext) -> Void = { readContext in
-                completion(requests.map { request in
-                    guard self.state.policy.allows(self.peer, op: request.op) else {
-                        let who = self.peer.map { "user \($0.userID)" } ?? "a peer of unknown credentials"
+        func answer(_ readContext: ManagedObjectContext) -> [WireReply] {
+            readContext.performAndWait {
+                requests.map { request in
+                    guard state.policy.allows(peer, op: request.op) else {
+                        let who = peer.map { "user \($0.userID)" } ?? "a peer of unknown credentials"
                         return .failure(id: request.id, error: WireError(.unauthorized, "\(who) may not perform \(request.op)"))
                     }
                     return Self.reply(request) { () throws(WireError) in try self.readOp(request, in: readContext) }
-                })
-            }
-            if context.hasChanges {
-                answer(context)
-            } else {
-                let view = self.state.container.viewContext
-                view.perform { answer(view) }
+                }
             }
         }
+        // Synchronous hops, as in handle(_:completion:) for one request.
+        let context = self.context
+        completion(answer(context.performAndWait { context.hasChanges } ? context : state.container.viewContext))
     }
 
     /// Discards the connection's pending changes, when it closes; `completion` runs after.
