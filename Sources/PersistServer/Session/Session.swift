@@ -96,7 +96,8 @@ public final class Session: Sendable {
         }
         func answer(_ readContext: ManagedObjectContext) -> [WireReply] {
             readContext.performAndWait {
-                requests.map { request in
+                preloadObjects(of: requests, in: readContext)
+                return requests.map { request in
                     guard state.policy.allows(peer, op: request.op) else {
                         let who = peer.map { "user \($0.userID)" } ?? "a peer of unknown credentials"
                         return .failure(id: request.id, error: WireError(.unauthorized, "\(who) may not perform \(request.op)"))
@@ -108,6 +109,19 @@ public final class Session: Sendable {
         // Synchronous hops, as in handle(_:completion:) for one request.
         let context = self.context
         completion(answer(context.performAndWait { context.hasChanges } ? context : state.container.viewContext))
+    }
+
+    /// Loads the objects every `get` of `requests` names with one store call, so each `get` then
+    /// finds them loaded. Anything malformed is left for the `get` itself to report.
+    private func preloadObjects(of requests: [WireRequest], in context: ManagedObjectContext) {
+        var ids: [ManagedObjectID] = []
+        for request in requests where request.op == "get" && state.policy.allows(peer, op: request.op) {
+            guard case .array(let values)? = request.body["ids"] else { continue }
+            for value in values {
+                if let id = try? WireObjectID.parse(value, coordinator: state.coordinator, what: "ids") { ids.append(id) }
+            }
+        }
+        if ids.count > 1 { try? context.loadObjects(with: ids) }
     }
 
     /// Discards the connection's pending changes, when it closes; `completion` runs after.
