@@ -36,9 +36,12 @@ build: deps
 	$(SWIFT) build -c $(CONFIG)
 
 ## test: every test, then the concurrency tests again under the thread sanitizer.
+## The corpus compile test builds a package of its own (minutes of two cores): it runs alone,
+## after the rest, so the daemon tests' time limits are not eaten by its compiler.
 test: deps
 	$(SWIFT) build --build-tests
-	PERSIST_BIN_DIR=$$($(SWIFT) build --show-bin-path) $(SWIFT) test --skip-build
+	PERSIST_BIN_DIR=$$($(SWIFT) build --show-bin-path) $(SWIFT) test --skip-build --skip CorpusCompileTests
+	PERSIST_BIN_DIR=$$($(SWIFT) build --show-bin-path) $(SWIFT) test --skip-build --filter CorpusCompileTests
 	$(MAKE) test-tsan
 
 test-tsan: deps
@@ -57,9 +60,23 @@ run: build
 	  --store $(RUN_DIR)/store.sqlite \
 	  --socket $(RUN_DIR)/persistd.sock
 
+## bench: release build, then every workload of Benchmarks/ (BENCHMARKS.md); installs Redis
+## (the baseline of workload 7) only when it is missing. Never part of `make test`.
+BENCH_PACKAGES := redis-server redis-tools
+BENCH_ARGS     ?=
 bench: deps
+	@missing=""; for p in $(BENCH_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+	$(SWIFT) build -c release --product persistd
+	$(SWIFT) build -c release --product persistctl
 	$(SWIFT) build -c release --product persistd-bench
-	$$($(SWIFT) build -c release --show-bin-path)/persistd-bench --json .build/bench.json
+	$$($(SWIFT) build -c release --show-bin-path)/persistd-bench --json .build/bench.json $(BENCH_ARGS)
 
 ## install: binaries, systemd units, sysusers.d/tmpfiles.d snippets, example config and docs.
 ## `make install PREFIX=/usr DESTDIR=/tmp/pkg` lays out a Debian package tree. Then, on the host:

@@ -14,12 +14,20 @@ struct BenchmarkRow: Codable {
     var oursMax: Double
     var baselineMin: Double
     var baselineMax: Double
+    /// What the baseline is (`raw SQLite`, `redis GET`, `goal`).
+    var baselineName: String = "raw SQLite"
+    /// Further figures of the row (latencies, the echo ceiling), by name.
+    var details: [String: Double] = [:]
 
     enum CodingKeys: String, CodingKey {
-        case workload, unit, ours, baseline, ratio, target, better
+        case workload, unit, ours, baseline, ratio, target, better, details
         case rssMiB = "rss_mib"
         case oursMin = "ours_min", oursMax = "ours_max", baselineMin = "baseline_min", baselineMax = "baseline_max"
+        case baselineName = "baseline_name"
     }
+
+    /// Whether the row meets its target.
+    var meetsTarget: Bool { better == "lower" ? ratio <= target : ratio >= target }
 }
 
 /// Timing and memory helpers.
@@ -53,10 +61,13 @@ enum Measure {
         return 0
     }
 
-    static func row(_ workload: String, target: Double, ours: [Double], baseline: [Double]) -> BenchmarkRow {
+    /// A row of medians; `ratio` = ours / baseline.
+    static func row(_ workload: String, target: Double, ours: [Double], baseline: [Double], unit: String = "ms",
+                    better: String = "lower", baselineName: String = "raw SQLite", details: [String: Double] = [:]) -> BenchmarkRow {
         let o = median(ours), b = median(baseline)
-        return BenchmarkRow(workload: workload, unit: "ms", ours: o, baseline: b, ratio: b > 0 ? o / b : 0, target: target,
-                            better: "lower", rssMiB: residentMiB(), oursMin: ours.min() ?? 0, oursMax: ours.max() ?? 0,
-                            baselineMin: baseline.min() ?? 0, baselineMax: baseline.max() ?? 0)
+        return BenchmarkRow(workload: workload, unit: unit, ours: o, baseline: b, ratio: b > 0 ? o / b : 0, target: target,
+                            better: better, rssMiB: residentMiB(), oursMin: ours.min() ?? 0, oursMax: ours.max() ?? 0,
+                            baselineMin: baseline.min() ?? 0, baselineMax: baseline.max() ?? 0, baselineName: baselineName,
+                            details: details)
     }
 }

@@ -32,6 +32,47 @@ enum Bench {
 
     static let keys = (0..<10).map { "i\($0)" }
 
+    /// Workload 5's model: `Parent` (`p0`, to-many `children`) and `Child` (`c0`, to-one `parent`).
+    static func familyModel() -> ManagedObjectModel {
+        let parent = EntityDescription(name: "Parent", properties: [
+            AttributeDescription(name: "p0", type: .integer64, isOptional: false),
+            RelationshipDescription(name: "children", destination: "Child", toMany: true, inverse: "parent"),
+        ])
+        let child = EntityDescription(name: "Child", properties: [
+            AttributeDescription(name: "c0", type: .integer64, isOptional: false),
+            RelationshipDescription(name: "parent", destination: "Parent", inverse: "children"),
+        ])
+        return ManagedObjectModel(entities: [parent, child])
+    }
+
+    static func openFamily(_ url: URL) throws -> ManagedObjectContext {
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: familyModel())
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        return context
+    }
+
+    /// Saves `count` parents with `childrenEach` children each.
+    static func insertFamilies(_ count: Int, childrenEach: Int, at url: URL) throws {
+        remove(url)
+        let context = try openFamily(url)
+        let model = context.persistentStoreCoordinator?.managedObjectModel
+        guard let parentEntity = model?.entitiesByName["Parent"], let childEntity = model?.entitiesByName["Child"] else { return }
+        try context.performAndWait {
+            for row in 0..<Int64(count) {
+                let parent = ManagedObject(entity: parentEntity, insertInto: context)
+                parent.setValue(row, forKey: "p0")
+                for index in 0..<Int64(childrenEach) {
+                    let child = ManagedObject(entity: childEntity, insertInto: context)
+                    child.setValue(row * 100 + index, forKey: "c0")
+                    child.setValue(parent, forKey: "parent")
+                }
+            }
+            try context.save()
+        }
+    }
+
     static func insertObjects(_ count: Int, into context: ManagedObjectContext) throws {
         guard let entity = context.persistentStoreCoordinator?.managedObjectModel.entitiesByName["Item"] else { return }
         try context.performAndWait {
@@ -44,19 +85,41 @@ enum Bench {
     }
 }
 
+// `persistd-bench --memory-child ours|raw PATH`: workload 8's fetch in a fresh process, whose
+// peak RSS (VmHWM) is then its own; prints that peak in MiB.
+if CommandLine.arguments.count == 4 && CommandLine.arguments[1] == "--memory-child" {
+    let url = URL(fileURLWithPath: CommandLine.arguments[3])
+    var sum: Int64 = 0
+    if CommandLine.arguments[2] == "raw" {
+        sum = RawSQLite(path: url.path).selectAll("SELECT Z_PK, Z_ENT, Z_OPT, " + RawSQLite.columns.joined(separator: ", ") + " FROM ZITEM")
+    } else {
+        let context = try Bench.open(url)
+        try context.performAndWait {
+            let request = FetchRequest<ManagedObject>(entityName: "Item")
+            request.fetchBatchSize = 1_000
+            for object in try context.fetch(request) { sum &+= object.int64(forKey: "i0") ?? 0 }
+        }
+    }
+    print(SocketBench.residentKiB(of: getpid(), peak: true) / 1024, sum)
+    exit(0)
+}
+
 var runs = 5
 var jsonPath: String?
 var scale = 1
 var only: String?
+/// Measured seconds of each socket load run (workload 7).
+var socketSeconds = 1.0
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--runs": runs = Int(arguments.next() ?? "") ?? runs
     case "--json": jsonPath = arguments.next()
     case "--quick": scale = 10
+    case "--seconds": socketSeconds = Double(arguments.next() ?? "") ?? socketSeconds
     case "--only": only = arguments.next()
     default:
-        FileHandle.standardError.write(Data("usage: persistd-bench [--runs N] [--json PATH] [--quick] [--only WORKLOAD]\n".utf8))
+        FileHandle.standardError.write(Data("usage: persistd-bench [--runs N] [--json PATH] [--quick] [--only WORKLOAD] [--seconds S]\n".utf8))
         exit(2)
     }
 }
@@ -70,11 +133,11 @@ var rows: [BenchmarkRow] = []
 
 @MainActor func report(_ row: BenchmarkRow) {
     rows.append(row)
-    let name = row.workload.padding(toLength: 46, withPad: " ", startingAt: 0)
-    print(name + String(format: "%10.2f %10.2f %7.2fx  (target %.1f, rss %.0f MiB)", row.ours, row.baseline, row.ratio,
-                        row.target, row.rssMiB))
+    let name = row.workload.padding(toLength: 52, withPad: " ", startingAt: 0)
+    print(name + String(format: "%12.2f %12.2f %7.2fx  ", row.ours, row.baseline, row.ratio)
+          + "\(row.better == "lower" ? "<=" : ">=") \(row.target) \(row.meetsTarget ? "met" : "MISSED")  [\(row.unit) vs \(row.baselineName)]")
 }
-print("workload (median of \(runs) runs, ms)".padding(toLength: 46, withPad: " ", startingAt: 0) + "      ours        raw    ratio")
+print("workload (median of \(runs) runs)".padding(toLength: 52, withPad: " ", startingAt: 0) + "        ours     baseline    ratio  target")
 
 if wanted("1") {
     // 1. Insert 50,000 objects of 10 Integer 64 attributes, one save.
@@ -115,7 +178,16 @@ if wanted("2") {
         }
     }
     let fetchRaw = Measure.milliseconds(runs: runs) { checksum &+= fetchRawDB.selectAll("SELECT \(columnList) FROM ZITEM") }
-    report(Measure.row("2 fetch \(fetchCount) objects, read 10 attributes", target: 1.5, ours: fetchOurs, baseline: fetchRaw))
+    report(Measure.row("2 fetch \(fetchCount) objects, value(forKey:)", target: 1.5, ours: fetchOurs, baseline: fetchRaw))
+    let typedOurs = try Measure.milliseconds(runs: runs) {
+        let context = try Bench.open(storeURL)
+        try context.performAndWait {
+            for object in try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) {
+                for key in Bench.keys { checksum &+= object.int64(forKey: key) ?? 0 }
+            }
+        }
+    }
+    report(Measure.row("2 fetch \(fetchCount) objects, int64(forKey:)", target: 1.5, ours: typedOurs, baseline: fetchRaw))
 }
 
 if wanted("3") {
@@ -181,12 +253,47 @@ if wanted("6") {
     report(Measure.row("6 \(saveCount) saves of one object", target: 1.2, ours: savesOurs, baseline: savesRaw))
 }
 
+if wanted("5") {
+    // 5. 10,000 parents x 10 children: fetch the parents prefetching `children`, touch every child.
+    let parentCount = 10_000 / scale
+    let familyURL = directory.appendingPathComponent("family.sqlite")
+    try Bench.insertFamilies(parentCount, childrenEach: 10, at: familyURL)
+    let ours = try Measure.milliseconds(runs: runs) {
+        let context = try Bench.openFamily(familyURL)
+        try context.performAndWait {
+            let request = FetchRequest<ManagedObject>(entityName: "Parent")
+            request.relationshipKeyPathsForPrefetching = ["children"]
+            for parent in try context.fetch(request) {
+                checksum &+= parent.int64(forKey: "p0") ?? 0
+                for child in parent.value(forKey: "children") as? Set<ManagedObject> ?? [] { checksum &+= child.int64(forKey: "c0") ?? 0 }
+            }
+        }
+    }
+    let raw = RawSQLite(path: familyURL.path)
+    let baseline = Measure.milliseconds(runs: runs) {
+        checksum &+= raw.selectAll("SELECT Z_PK, Z_ENT, Z_OPT, ZP0 FROM ZPARENT")
+        checksum &+= raw.selectAll("SELECT Z_PK, Z_ENT, Z_OPT, ZC0, ZPARENT FROM ZCHILD WHERE ZPARENT IS NOT NULL")
+    }
+    report(Measure.row("5 \(parentCount) parents x 10 children, prefetch", target: 2.0, ours: ours, baseline: baseline))
+}
+
+if wanted("7") || wanted("8") {
+    do {
+        try SocketWorkloads(directory: directory, runs: runs, seconds: socketSeconds / Double(scale == 1 ? 1 : 3), quick: scale > 1,
+                            wanted: wanted, report: report).run()
+    } catch {
+        print("workloads 7-8 did not run: \(error)")
+    }
+}
+
 print("checksum \(checksum)")
 if let jsonPath {
-    struct Report: Codable { var machine: String; var runs: Int; var rows: [BenchmarkRow] }
-    let machine = "\(ProcessInfo.processInfo.hostName), \(ProcessInfo.processInfo.activeProcessorCount) cores, "
-        + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB"
+    struct Report: Codable { var machine: String; var command: String; var runs: Int; var rows: [BenchmarkRow] }
+    let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?.split(separator: "\n")
+        .first { $0.hasPrefix("model name") }?.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
+    let machine = "\(cpu), \(ProcessInfo.processInfo.activeProcessorCount) cores, "
+        + "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB, \(ProcessInfo.processInfo.operatingSystemVersionString)"
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-    try encoder.encode(Report(machine: machine, runs: runs, rows: rows)).write(to: URL(fileURLWithPath: jsonPath))
+    try encoder.encode(Report(machine: machine, command: CommandLine.arguments.joined(separator: " "), runs: runs, rows: rows)).write(to: URL(fileURLWithPath: jsonPath))
 }

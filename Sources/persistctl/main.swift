@@ -12,6 +12,7 @@ let offline: [String: ([String]) -> CommandOutput] = [
     PredicateCommand.name: PredicateCommand.run,
     CodegenCommand.name: CodegenCommand.run,
     MigrateCommand.name: MigrateCommand.run,
+    BenchCommand.name: BenchCommand.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

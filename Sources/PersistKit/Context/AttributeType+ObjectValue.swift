@@ -57,6 +57,11 @@ extension AttributeType {
     }
 
     private static func integer(from value: Any) -> Int64? {
+        // The two common types first, told apart by metatype: a cast that fails (`as Int` on an
+        // Int64) costs hundreds of instructions, a metatype comparison one.
+        let dynamicType = type(of: value)
+        if dynamicType == Int64.self, let v = value as? Int64 { return v }
+        if dynamicType == Int.self, let v = value as? Int { return Int64(v) }
         switch value {
         case let v as Int: return Int64(v)
         case let v as Int64: return v

@@ -114,6 +114,8 @@ extension ManagedObjectContext {
         let rows = try store.fetch(storeRequest)
         var objects: [ManagedObject] = []
         objects.reserveCapacity(rows.count)
+        // One growth of the registry instead of one rehash per doubling.
+        registered.reserveCapacity(registered.count + rows.count)
         for row in rows {
             objects.append(materialize(row, asFault: true))
         }

@@ -234,6 +234,29 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
     }
 
+    /// Loads the objects of `objectIDs` that are not loaded yet with one call to the store (or
+    /// the parent), leaving each as ``existingObject(with:)`` would: registered and not a
+    /// fault. IDs that name no object are skipped. A PersistKit addition for batches of lookups
+    /// by ID: afterwards `existingObject(with:)` on any of them makes no store call.
+    public func loadObjects(with objectIDs: [ManagedObjectID]) throws {
+        try onQueue {
+            var missing: [ManagedObjectID] = []
+            var seen = Set<ManagedObjectID>()
+            for id in objectIDs where seen.insert(id).inserted {
+                if let object = registered[id], !object._isFault { continue }
+                missing.append(id)
+            }
+            guard missing.count > 1 else { return } // one object: existingObject(with:) is as cheap
+            for row in try loadRows(for: missing) where seen.contains(row.objectID) {
+                // (A row of a subentity read for a superentity's ID is left to existingObject(with:).)
+                let object = registered[row.objectID] ?? registerFault(row.objectID, row: nil)
+                guard object._isFault else { continue }
+                object.pendingRow = row
+                fulfillFault(object)
+            }
+        }
+    }
+
     func registerFault(_ objectID: ManagedObjectID, row: RowSnapshot?) -> ManagedObject {
         let object = objectID.entity.managedObjectClass.init(fault: objectID)
         object.pendingRow = row
@@ -277,6 +300,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         guard let coordinator = persistentStoreCoordinator else {
             throw PersistenceError(.persistentStoreOperation, "the context has neither a coordinator nor a parent")
+        }
+        if ids.count == 1 {
+            // One object (a fault firing, `existingObject(with:)`): no grouping by store.
+            let id = ids[0]
+            guard !id.isTemporaryID, let store = coordinator.persistentStore(withIdentifier: id.storeIdentifier ?? "") else { return [] }
+            return try store.rows(for: ids)
         }
         var rows: [RowSnapshot] = []
         var byStore: [String: [ManagedObjectID]] = [:]

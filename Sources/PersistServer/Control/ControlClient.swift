@@ -89,6 +89,19 @@ public final class ControlClient {
         }
     }
 
+    /// Receives the bytes available (waiting for some, up to the timeout) into `buffer`, bypassing
+    /// the line framer; returns their count, 0 at end of stream. For `persistctl bench`, which
+    /// does its own framing.
+    func receive(into buffer: inout [UInt8]) throws(SocketError) -> Int {
+        let count = retryingOnInterrupt { buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) } }
+        if count == 0 || count == -Int(ECONNRESET) { return 0 }
+        if count < 0 {
+            if count == -Int(EAGAIN) { throw SocketError("recv", message: "no reply within the timeout") }
+            throw SocketError("recv", errno: Int32(-count))
+        }
+        return count
+    }
+
     /// The next line, parsed, or `nil` at end of stream.
     public func readLine() throws -> JSON? {
         guard let line = try readRawLine() else { return nil }

@@ -35,6 +35,8 @@ public enum Persistctl {
           raw                                                (NDJSON requests on stdin, replies on stdout)
           predicate …                                        (offline: parse and print a predicate; see
                                                               persistctl predicate --help)
+          bench [--op get|insert|ping] [--clients N] [--pipeline D] …   (load generator; see
+                                                              persistctl bench --help)
 
         key=value is typed by the model (abv=9.0 a number, isFavorite=true a boolean,
         tags=ID1,ID2 a list, style= null); key:=JSON passes JSON as is. --arg VALUE is JSON

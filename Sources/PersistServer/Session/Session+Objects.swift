@@ -77,14 +77,17 @@ extension Session {
     /// The object `value` names, loaded in `context`; `not_found` if it does not exist (or is deleted there).
     func existingObject(_ value: JSON, in context: ManagedObjectContext, what: String) throws(WireError) -> ManagedObject {
         let id = try WireObjectID.parse(value, coordinator: state.coordinator, what: what)
-        let text = WireObjectID.format(id)
         let object: ManagedObject
         do {
             object = try context.existingObject(with: id)
         } catch {
+            let text = WireObjectID.format(id)
             throw WireError(.notFound, "no object \(text)", details: [JSON.Member("object", .string(text))])
         }
-        if object.isDeleted { throw WireError(.notFound, "object \(text) is deleted", details: [JSON.Member("object", .string(text))]) }
+        if object.isDeleted {
+            let text = WireObjectID.format(id)
+            throw WireError(.notFound, "object \(text) is deleted", details: [JSON.Member("object", .string(text))])
+        }
         return object
     }
 

@@ -15,7 +15,8 @@ import PersistKit
 /// object fails with `merge_conflict`.
 ///
 /// ``handle(_:completion:)`` is called for one request at a time (the connection waits for the
-/// reply before starting the next), and calls `completion` exactly once, on some queue.
+/// reply before starting the next), and calls `completion` exactly once (today before it returns: the
+/// session hops onto its context queues synchronously, on the calling thread when they are free).
 public final class Session: Sendable {
     /// The state every session shares.
     public let state: ServerState
@@ -66,25 +67,68 @@ public final class Session: Sendable {
         case .server:
             completion(Self.reply(request) { () throws(WireError) in try serverOp(request) })
         case .read:
+            // performAndWait, not perform: the connection waits for this reply anyway, and a
+            // synchronous hop runs the block on the calling thread when the queue is free, where
+            // an asynchronous one costs a thread wake-up per queue (three per request).
             let context = self.context
-            context.perform {
-                if context.hasChanges {
-                    completion(Self.reply(request) { () throws(WireError) in try self.readOp(request, in: context) })
-                } else {
-                    let view = self.state.container.viewContext
-                    view.perform {
-                        completion(Self.reply(request) { () throws(WireError) in try self.readOp(request, in: view) })
-                    }
-                }
+            if context.performAndWait({ context.hasChanges }) {
+                completion(context.performAndWait { Self.reply(request) { () throws(WireError) in try self.readOp(request, in: context) } })
+            } else {
+                let view = self.state.container.viewContext
+                completion(view.performAndWait { Self.reply(request) { () throws(WireError) in try self.readOp(request, in: view) } })
             }
         case .write:
             let context = self.context
-            context.perform {
-                completion(Self.reply(request) { () throws(WireError) in try self.writeOp(request) })
-            }
+            completion(context.performAndWait { Self.reply(request) { () throws(WireError) in try self.writeOp(request) } })
         case .subscription:
             subscriptionOp(request, completion: completion)
         }
+    }
+
+    /// Whether `request` is a read that ``handle(_:completion:)-([WireRequest],_)`` may answer
+    /// together with the reads next to it: `get`, `fetch` and `count`.
+    static func isBatchableRead(_ request: WireRequest) -> Bool {
+        kinds[request.op] == .read
+    }
+
+    /// Answers `requests` in order; `completion` gets one reply per request, in the same order.
+    ///
+    /// Consecutive reads (see ``isBatchableRead(_:)``) are answered in one hop to the read
+    /// context, as if they had arrived at once; anything else goes one by one.
+    func handle(_ requests: [WireRequest], completion: @escaping @Sendable ([WireReply]) -> Void) {
+        guard requests.count > 1, requests.allSatisfy(Self.isBatchableRead) else {
+            guard requests.count == 1 else { preconditionFailure("Session: a batch of several requests must be reads") }
+            handle(requests[0]) { completion([$0]) }
+            return
+        }
+        func answer(_ readContext: ManagedObjectContext) -> [WireReply] {
+            readContext.performAndWait {
+                preloadObjects(of: requests, in: readContext)
+                return requests.map { request in
+                    guard state.policy.allows(peer, op: request.op) else {
+                        let who = peer.map { "user \($0.userID)" } ?? "a peer of unknown credentials"
+                        return .failure(id: request.id, error: WireError(.unauthorized, "\(who) may not perform \(request.op)"))
+                    }
+                    return Self.reply(request) { () throws(WireError) in try self.readOp(request, in: readContext) }
+                }
+            }
+        }
+        // Synchronous hops, as in handle(_:completion:) for one request.
+        let context = self.context
+        completion(answer(context.performAndWait { context.hasChanges } ? context : state.container.viewContext))
+    }
+
+    /// Loads the objects every `get` of `requests` names with one store call, so each `get` then
+    /// finds them loaded. Anything malformed is left for the `get` itself to report.
+    private func preloadObjects(of requests: [WireRequest], in context: ManagedObjectContext) {
+        var ids: [ManagedObjectID] = []
+        for request in requests where request.op == "get" && state.policy.allows(peer, op: request.op) {
+            guard case .array(let values)? = request.body["ids"] else { continue }
+            for value in values {
+                if let id = try? WireObjectID.parse(value, coordinator: state.coordinator, what: "ids") { ids.append(id) }
+            }
+        }
+        if ids.count > 1 { try? context.loadObjects(with: ids) }
     }
 
     /// Discards the connection's pending changes, when it closes; `completion` runs after.

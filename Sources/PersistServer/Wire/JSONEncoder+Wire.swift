@@ -4,68 +4,122 @@ extension JSON {
     /// integers exact, doubles in Swift's shortest round-trip form (always with a `.` or an
     /// exponent, so they read back as doubles), non-finite doubles as `null`.
     public var encoded: String {
-        var text = ""
-        write(to: &text)
-        return text
+        String(decoding: encodedBytes, as: UTF8.self)
     }
 
-    /// The value as compact JSON, UTF-8.
-    public var encodedBytes: [UInt8] { Array(encoded.utf8) }
+    /// The value as compact JSON, UTF-8 (the bytes of ``encoded``).
+    public var encodedBytes: [UInt8] {
+        var bytes: [UInt8] = []
+        write(to: &bytes)
+        return bytes
+    }
 
-    func write(to text: inout String) {
+    /// Appends the value's compact JSON (see ``encoded``) to `bytes`: the wire writer, with no
+    /// intermediate `String`.
+    func write(to bytes: inout [UInt8]) {
         switch self {
-        case .null: text += "null"
-        case .bool(let value): text += value ? "true" : "false"
-        case .integer(let value): text += String(value)
+        case .null: Self.append("null", to: &bytes)
+        case .bool(let value): Self.append(value ? "true" : "false", to: &bytes)
+        case .integer(let value): Self.writeInteger(value, to: &bytes)
         case .double(let value):
             if !value.isFinite {
-                text += "null"
+                Self.append("null", to: &bytes)
             } else {
-                text += "\(value)"
+                bytes.append(contentsOf: value.description.utf8)
             }
-        case .string(let value): Self.writeString(value, to: &text)
+        case .string(let value): Self.writeString(value, to: &bytes)
         case .array(let elements):
-            text += "["
+            bytes.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
-                if index > 0 { text += "," }
-                element.write(to: &text)
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                element.write(to: &bytes)
             }
-            text += "]"
+            bytes.append(UInt8(ascii: "]"))
         case .object(let members):
-            text += "{"
-            for (index, member) in members.enumerated() {
-                if index > 0 { text += "," }
-                Self.writeString(member.key, to: &text)
-                text += ":"
-                member.value.write(to: &text)
-            }
-            text += "}"
+            Self.writeMembers(members, to: &bytes)
         }
     }
 
-    /// A JSON string literal for `value`.
-    static func writeString(_ value: String, to text: inout String) {
-        text += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case "\u{08}": text += "\\b"
-            case "\u{0C}": text += "\\f"
-            case "\u{2028}": text += "\\u2028"
-            case "\u{2029}": text += "\\u2029"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+    /// `{"key":value,…}` for `members`.
+    static func writeMembers(_ members: [Member], to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "{"))
+        for (index, member) in members.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            writeString(member.key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            member.value.write(to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    @inline(__always) static func append(_ text: StaticString, to bytes: inout [UInt8]) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// The decimal digits of `value` (as `String(value)` writes them).
+    static func writeInteger(_ value: Int64, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // 24 bytes: room for 20 digits
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            bytes.append(contentsOf: buffer[(24 - count)...])
+        }
+    }
+
+    /// A JSON string literal for `value`, escaping byte by byte: `"` and `\`, control
+    /// characters (`\n`, `\r`, `\t`, `\b`, `\f`, else `\u00xx`), and U+2028/U+2029.
+    static func writeString(_ value: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            var runStart = 0
+            var index = 0
+            func flush(_ bytes: inout [UInt8]) {
+                if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
+            }
+            while index < utf8.count {
+                let byte = utf8[index]
+                let escape: StaticString?
+                var width = 1
+                switch byte {
+                case UInt8(ascii: "\""): escape = "\\\""
+                case UInt8(ascii: "\\"): escape = "\\\\"
+                case UInt8(ascii: "\n"): escape = "\\n"
+                case UInt8(ascii: "\r"): escape = "\\r"
+                case UInt8(ascii: "\t"): escape = "\\t"
+                case 0x08: escape = "\\b"
+                case 0x0C: escape = "\\f"
+                case 0xE2 where index + 2 < utf8.count && utf8[index + 1] == 0x80 && (utf8[index + 2] == 0xA8 || utf8[index + 2] == 0xA9):
+                    escape = utf8[index + 2] == 0xA8 ? "\\u2028" : "\\u2029"
+                    width = 3
+                case 0..<0x20:
+                    flush(&bytes)
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    append("\\u00", to: &bytes)
+                    bytes.append(hex[Int(byte >> 4)])
+                    bytes.append(hex[Int(byte & 0xF)])
+                    index += 1
+                    runStart = index
+                    continue
+                default: escape = nil
+                }
+                if let escape {
+                    flush(&bytes)
+                    append(escape, to: &bytes)
+                    index += width
+                    runStart = index
                 } else {
-                    text.unicodeScalars.append(scalar)
+                    index += 1
                 }
             }
+            flush(&bytes)
         }
-        text += "\""
+        bytes.append(UInt8(ascii: "\""))
     }
 }

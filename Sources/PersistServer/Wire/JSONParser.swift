@@ -43,7 +43,12 @@ public struct JSONParser {
     }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
     }
 
     private mutating func parseValue() throws(SyntaxError) -> JSON {
@@ -149,6 +154,14 @@ public struct JSONParser {
             guard index < bytes.count else { throw error("unterminated string") }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
+                if scalars.isEmpty {
+                    // No escape met: the string is the run itself, validated once, not copied scalar by scalar.
+                    guard let run = String(validating: bytes[runStart..<index], as: UTF8.self) else {
+                        throw SyntaxError(offset: runStart, message: "invalid UTF-8 in string")
+                    }
+                    index += 1
+                    return run
+                }
                 try flushRun(self, upTo: index)
                 index += 1
                 return String(scalars)

@@ -25,8 +25,29 @@ public enum WireReply: Sendable, Equatable {
 
     /// The reply as one line of UTF-8, with its `\n`.
     public var line: [UInt8] {
-        var text = json.encoded
-        text += "\n"
-        return Array(text.utf8)
+        var bytes: [UInt8] = []
+        write(to: &bytes)
+        return bytes
+    }
+
+    /// Appends ``line`` to `bytes` without building the envelope as a ``JSON`` value first.
+    func write(to bytes: inout [UInt8]) {
+        switch self {
+        case .success(let id, let result):
+            JSON.append("{\"id\":", to: &bytes)
+            id.write(to: &bytes)
+            JSON.append(",\"ok\":true,\"result\":", to: &bytes)
+            result.write(to: &bytes)
+            bytes.append(UInt8(ascii: "}"))
+        case .failure(let id, let error):
+            JSON.append("{\"id\":", to: &bytes)
+            id.write(to: &bytes)
+            JSON.append(",\"ok\":false,\"error\":", to: &bytes)
+            error.json.write(to: &bytes)
+            bytes.append(UInt8(ascii: "}"))
+        case .event:
+            json.write(to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "\n"))
     }
 }

@@ -111,6 +111,14 @@ public final class SQLiteConnection {
         return try cache.statement(sql, on: self)
     }
 
+    /// The cached prepared statement under `key`, reset and ready to bind; `sql` builds its
+    /// text only the first time. For hot paths whose SQL text costs more to build than to
+    /// look up; one key must always stand for the same SQL.
+    func cachedStatement(key: Int, _ sql: () -> String) throws(SQLiteError) -> SQLiteStatement {
+        try checkOpen(nil)
+        return try cache.statement(key: key, on: self, sql: sql)
+    }
+
     /// Runs one or more statements with no parameters (`sqlite3_exec`).
     public func execute(_ sql: String) throws(SQLiteError) {
         try checkOpen(sql)

@@ -5,6 +5,9 @@
 /// and emptied before the connection closes.
 final class SQLiteStatementCache {
     private var statements: [String: SQLiteStatement] = [:]
+    /// Statements whose SQL is costly to build, under a number the caller chose (see
+    /// ``statement(key:on:sql:)``): the hot read paths skip building their SQL text.
+    private var keyed: [Int: SQLiteStatement] = [:]
 
     /// The cached statement for `sql`, prepared on `connection` the first time.
     func statement(_ sql: String, on connection: SQLiteConnection) throws(SQLiteError) -> SQLiteStatement {
@@ -17,9 +20,24 @@ final class SQLiteStatementCache {
         return statement
     }
 
+    /// The cached statement under `key`, prepared from `sql()` the first time. The caller
+    /// guarantees that one key always stands for the same SQL on this connection.
+    func statement(key: Int, on connection: SQLiteConnection, sql: () -> String) throws(SQLiteError) -> SQLiteStatement {
+        if let statement = keyed[key] {
+            statement.reset()
+            return statement
+        }
+        let statement = try SQLiteStatement(connection: connection, sql: sql())
+        keyed[key] = statement
+        return statement
+    }
+
     /// The number of statements cached.
-    var count: Int { statements.count }
+    var count: Int { statements.count + keyed.count }
 
     /// Finalizes every cached statement.
-    func removeAll() { statements.removeAll() }
+    func removeAll() {
+        statements.removeAll()
+        keyed.removeAll()
+    }
 }

@@ -81,15 +81,31 @@ extension SQLiteStore {
         let allKeys = keys.map(\.primaryKey)
         return try withConnection(.sqlite, "prefetching \(sourceEntity.name).\(relationship.name) failed") { connection in
             var result: [ManagedObjectID: [RowSnapshot]] = [:]
+            result.reserveCapacity(keys.count)
+            // Rows come ordered by their source, so one source's rows are gathered in a local
+            // array and stored once, not appended one by one through the dictionary.
+            var currentKey: Int64?
+            var currentRows: [RowSnapshot] = []
+            func store() {
+                if let key = currentKey, let source = sourceByKey[key], !currentRows.isEmpty { result[source, default: []] += currentRows }
+                currentRows.removeAll(keepingCapacity: true)
+            }
             for start in stride(from: 0, to: allKeys.count, by: 500) {
                 let batch = Array(allKeys[start..<min(start + 500, allKeys.count)])
                 let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(from) WHERE \(sourceColumn) IN (\(batch.map { _ in "?" }.joined(separator: ", "))) ORDER BY \(order)"
                 let sourceIndex = Int32(3 + destinationTable.columns.count)
-                try connection.prepare(sql).forEachRow(batch.map { .integer($0) }) { statement in
-                    guard let row = decodeRow(statement), row.objectID.entity.isKind(of: destination),
-                          let source = sourceByKey[statement.int64(sourceIndex)] else { return }
-                    result[source, default: []].append(row)
+                let statement = batch.count == 500 ? try connection.cachedStatement(sql) : try connection.prepare(sql)
+                try statement.forEachRow(batch.map { .integer($0) }) { statement in
+                    let key = statement.int64(sourceIndex)
+                    if key != currentKey {
+                        store()
+                        currentKey = key
+                    }
+                    guard let row = decodeRow(statement), row.objectID.entity.isKind(of: destination) else { return }
+                    currentRows.append(row)
                 }
+                store()
+                currentKey = nil
             }
             return result
         }

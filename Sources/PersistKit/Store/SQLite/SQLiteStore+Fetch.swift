@@ -10,7 +10,8 @@ extension SQLiteStore {
 
     /// The row the statement is on, selected with ``selectList(_:alias:)``, or `nil` if its
     /// `Z_ENT` names no entity of the store.
-    func decodeRow(_ statement: SQLiteStatement) -> RowSnapshot? {
+    /// `knownID`, when the caller asked for one object, is reused as the row's ID if it names it.
+    func decodeRow(_ statement: SQLiteStatement, knownID: ManagedObjectID? = nil) -> RowSnapshot? {
         let number = Int(statement.int64(1))
         guard schema.layoutsByNumber.indices.contains(number), let layout = schema.layoutsByNumber[number] else { return nil }
         let entity = layout.entity
@@ -33,12 +34,25 @@ extension SQLiteStore {
                 values.append(.object(ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: statement.int64(column))))
             }
         }
-        let id = ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: statement.int64(0))
+        let primaryKey = statement.int64(0)
+        let id: ManagedObjectID
+        if let knownID, knownID.entity === entity, knownID.primaryKey == primaryKey {
+            id = knownID
+        } else {
+            id = ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: primaryKey)
+        }
         return RowSnapshot(objectID: id, version: statement.int64(2), values: values)
     }
 
     /// One attribute value, as Core Data stores each type.
     func decodeAttribute(_ statement: SQLiteStatement, _ column: Int32, _ type: AttributeType) -> StoreValue {
+        if type == .integer64 || type == .integer32 || type == .integer16 {
+            // One C call for the common case: sqlite3_column_int64 gives 0 for NULL, so only a 0
+            // needs the type check that tells the two apart.
+            let value = statement.int64(column)
+            if value == 0 && statement.isNull(column) { return .null }
+            return .integer(value)
+        }
         if statement.isNull(column) { return .null }
         switch type {
         case .integer16, .integer32, .integer64:
@@ -134,8 +148,14 @@ extension SQLiteStore {
         }
     }
 
-    /// The rows of the given objects, read in batches of up to 500 keys per table.
+    /// The rows of the given objects, read in batches of up to 512 keys per table.
+    ///
+    /// Every statement comes from the connection's cache without building its SQL: one object
+    /// is read with `WHERE Z_PK = ?`, several with `WHERE Z_PK IN (?, …)` whose number of
+    /// parameters is rounded up to a power of two (the last key repeated), so a handful of
+    /// statements per table serve every batch size.
     public func rows(for objectIDs: [ManagedObjectID]) throws -> [RowSnapshot] {
+        if objectIDs.count == 1 { return try row(for: objectIDs[0]).map { [$0] } ?? [] }
         var wanted: [Int: [Int64: EntityDescription]] = [:]
         for id in objectIDs where !id.isTemporaryID && id.storeIdentifier == identifier {
             guard let layout = schema.layout(of: id.entity) else { continue }
@@ -143,14 +163,18 @@ extension SQLiteStore {
         }
         return try withConnection(.sqlite, "reading rows failed") { connection in
             var rows: [RowSnapshot] = []
+            var arguments: [StoreValue] = []
             for (tableIndex, keys) in wanted.sorted(by: { $0.key < $1.key }) {
-                let table = schema.tables[tableIndex]
                 let all = keys.keys.sorted()
-                for start in stride(from: 0, to: all.count, by: 500) {
-                    let batch = all[start..<min(start + 500, all.count)]
-                    let sql = "SELECT \(selectList(table)) FROM \(SQLiteSchema.quote(table.name)) AS \"t0\" WHERE \"t0\".\"Z_PK\" IN (\(batch.map { _ in "?" }.joined(separator: ", ")))"
-                    let statement = batch.count == 500 ? try connection.cachedStatement(sql) : try connection.prepare(sql)
-                    try statement.forEachRow(batch.map { .integer($0) }) { statement in
+                for start in stride(from: 0, to: all.count, by: Self.maximumKeysPerRead) {
+                    let batch = all[start..<min(start + Self.maximumKeysPerRead, all.count)]
+                    let statement = try rowStatement(tableIndex, keyCount: batch.count, on: connection)
+                    let parameters = statement.parameterCount
+                    arguments.removeAll(keepingCapacity: true)
+                    for key in batch { arguments.append(.integer(key)) }
+                    // Repeated keys pad the list to the statement's size; they match no other row.
+                    while arguments.count < parameters { arguments.append(.integer(batch[batch.endIndex - 1])) }
+                    try statement.forEachRow(arguments) { statement in
                         guard let row = decodeRow(statement), let asked = keys[row.objectID.primaryKey],
                               row.objectID.entity.isKind(of: asked) else { return }
                         rows.append(row)
@@ -160,6 +184,39 @@ extension SQLiteStore {
             return rows
         }
     }
+
+    /// The most keys one `IN (…)` read binds.
+    static var maximumKeysPerRead: Int { 512 }
+
+    /// The row of one object, or `nil` if the store has none of it (or of a subentity of it).
+    func row(for id: ManagedObjectID) throws -> RowSnapshot? {
+        guard !id.isTemporaryID, id.storeIdentifier == identifier, let layout = schema.layout(of: id.entity) else { return nil }
+        return try withConnection(.sqlite, "reading rows failed") { connection in
+            let statement = try rowStatement(layout.tableIndex, keyCount: 1, on: connection)
+            try statement.bind(.integer(id.primaryKey), at: 1)
+            defer { statement.reset() }
+            guard try statement.step(), let row = decodeRow(statement, knownID: id), row.objectID.entity.isKind(of: id.entity) else {
+                return nil
+            }
+            return row
+        }
+    }
+
+    /// The cached statement that reads the rows of `keyCount` keys (rounded up to a power of
+    /// two) from table `tableIndex`.
+    private func rowStatement(_ tableIndex: Int, keyCount: Int, on connection: SQLiteConnection) throws(SQLiteError) -> SQLiteStatement {
+        var size = 1
+        while size < keyCount { size <<= 1 }
+        // One key per (table, size): sizes are powers of two up to maximumKeysPerRead.
+        return try connection.cachedStatement(key: Self.rowStatementKeyBase + tableIndex * 1024 + size) {
+            let table = schema.tables[tableIndex]
+            let condition = size == 1 ? "= ?" : "IN (" + Array(repeating: "?", count: size).joined(separator: ", ") + ")"
+            return "SELECT \(selectList(table)) FROM \(SQLiteSchema.quote(table.name)) AS \"t0\" WHERE \"t0\".\"Z_PK\" \(condition)"
+        }
+    }
+
+    /// Where the keys of ``rowStatement(_:keyCount:on:)`` start in the connection's keyed cache.
+    private static var rowStatementKeyBase: Int { 1 << 40 }
 
     /// The destinations of a to-many relationship: through the inverse foreign key (ordered by
     /// its `Z_FOK_` column if ordered), or through the join table.

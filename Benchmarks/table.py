@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+"""Prints the Markdown table of BENCHMARKS.md from the JSON `make bench` writes (.build/bench.json)."""
+import json, sys
+
+def number(value, unit):
+    if unit in ("req/s", "saves/s"):
+        return f"{value:,.0f}"
+    return f"{value:,.2f}"
+
+report = json.load(open(sys.argv[1] if len(sys.argv) > 1 else ".build/bench.json"))
+print(f"Machine: {report['machine']}  ")
+print(f"Command: `{report['command']}`, median of {report['runs']} runs after a warm-up (min–max in brackets)\n")
+print("| workload | unit | ours | baseline | ratio | target | met |")
+print("|---|---|---:|---:|---:|---:|:-:|")
+for row in report["rows"]:
+    unit, better = row["unit"], row["better"]
+    ours = f"{number(row['ours'], unit)} [{number(row['ours_min'], unit)}–{number(row['ours_max'], unit)}]"
+    base = f"{number(row['baseline'], unit)} ({row['baseline_name']})"
+    met = row["ratio"] <= row["target"] if better == "lower" else row["ratio"] >= row["target"]
+    sign = "≤" if better == "lower" else "≥"
+    extra = ""
+    details = row.get("details") or {}
+    if "p99_ms" in details:
+        extra = f"; p50 {details['p50_ms']:.2f} / p99 {details['p99_ms']:.2f} ms"
+        if "redis_p99_ms" in details:
+            extra += f" (redis p99 {details['redis_p99_ms']:.2f} ms, echo {details['echo_req_s']:,.0f} req/s)"
+        if "redis_set_req_s" in details:
+            extra += f" (redis SET {details['redis_set_req_s']:,.0f} req/s)"
+    if "raw_sqlite_peak_mib" in details:
+        extra = f"; raw SQLite peak {details['raw_sqlite_peak_mib']:.1f} MiB"
+    print(f"| {row['workload']}{extra} | {unit} | {ours} | {base} | {row['ratio']:.2f}x | {sign} {row['target']} | {'yes' if met else 'no'} |")

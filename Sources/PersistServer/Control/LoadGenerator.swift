@@ -1,0 +1,212 @@
+import Foundation
+import PersistKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The load of `persistctl bench`: `clients` blocking connections, each on its own thread,
+/// each keeping `pipeline` units of work in flight for a fixed time.
+///
+/// A unit is one or more request lines whose replies end it (a `get`; an `insert` then a
+/// `save`). Lines are prebuilt bytes with only the `id` written per request, so the client
+/// spends as little of the shared CPU as it can, as `redis-benchmark` does. Latency is from
+/// the moment a unit's lines are handed to the kernel to the moment its last reply is read.
+struct LoadGenerator {
+    /// What to send.
+    struct Workload: Sendable {
+        /// Each unit's request lines, without `id` and `\n`: the text after `{"id":N,`.
+        /// Client `c` sends unit `u` as `units[(c + u) % units.count]`.
+        var units: [[[UInt8]]]
+        /// Whether a reply must say `"ok":true` to count as a success (not for an echo server).
+        var checksReplies: Bool
+    }
+
+    /// How hard and how long.
+    struct Settings: Sendable {
+        var socketPath: String
+        var clients: Int
+        var pipeline: Int
+        var seconds: Double
+        /// Time at the start whose units are not counted.
+        var warmUp: Double
+    }
+
+    /// The measured result.
+    struct Report: Sendable, Equatable {
+        var units: Int
+        var errors: Int
+        var seconds: Double
+        /// Latencies of counted units, in nanoseconds, sorted.
+        var latencies: [UInt64]
+
+        var unitsPerSecond: Double { seconds > 0 ? Double(units) / seconds : 0 }
+
+        /// The `fraction` quantile of latency, in milliseconds.
+        func latencyMilliseconds(_ fraction: Double) -> Double {
+            guard !latencies.isEmpty else { return 0 }
+            let index = min(latencies.count - 1, Int((Double(latencies.count) * fraction).rounded(.up)) - 1)
+            return Double(latencies[max(0, index)]) / 1e6
+        }
+    }
+
+    /// Nanoseconds on the monotonic clock.
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    /// Runs the load; every client connects before any starts sending.
+    static func run(_ workload: Workload, _ settings: Settings) throws -> Report {
+        var clients: [ControlClient] = []
+        for _ in 0..<settings.clients { clients.append(try ControlClient(path: settings.socketPath, timeout: 10)) }
+        let results = Locked<[ClientResult]>([])
+        let start = now() + 50_000_000
+        let countFrom = start + UInt64(settings.warmUp * 1e9)
+        let deadline = countFrom + UInt64(settings.seconds * 1e9)
+        let done = DispatchGroup()
+        for (index, client) in clients.enumerated() {
+            done.enter()
+            let runner = ClientRunner(client: client, index: index, workload: workload, pipeline: settings.pipeline)
+            let thread = Thread {
+                let result = runner.run(start: start, countFrom: countFrom, deadline: deadline)
+                results.withLock { $0.append(result) }
+                done.leave()
+            }
+            thread.stackSize = 256 << 10
+            thread.start()
+        }
+        done.wait()
+        let all = results.withLock { $0 }
+        if let failure = all.first(where: { $0.failure != nil })?.failure { throw failure }
+        var latencies = all.flatMap(\.latencies)
+        latencies.sort()
+        return Report(units: latencies.count, errors: all.reduce(0) { $0 + $1.errors }, seconds: settings.seconds, latencies: latencies)
+    }
+
+    /// What one client measured.
+    struct ClientResult: Sendable {
+        var latencies: [UInt64] = []
+        var errors = 0
+        var failure: SocketError?
+    }
+}
+
+/// One client's loop: keep `pipeline` units in flight until the deadline, then drain.
+final class ClientRunner: @unchecked Sendable {
+    // @unchecked Sendable: created on the starting thread, then used only by the one thread
+    // that runs it (the hand-off is `Thread.start`, a happens-before edge).
+    private let client: ControlClient
+    private let index: Int
+    private let workload: LoadGenerator.Workload
+    private let pipeline: Int
+
+    init(client: ControlClient, index: Int, workload: LoadGenerator.Workload, pipeline: Int) {
+        self.client = client
+        self.index = index
+        self.workload = workload
+        self.pipeline = max(1, pipeline)
+    }
+
+    func run(start: UInt64, countFrom: UInt64, deadline: UInt64) -> LoadGenerator.ClientResult {
+        var result = LoadGenerator.ClientResult()
+        result.latencies.reserveCapacity(1 << 16)
+        while LoadGenerator.now() < start {}
+        // Units in flight, oldest first: when each was sent and how many replies it still awaits.
+        var sentAt = [UInt64](repeating: 0, count: pipeline)
+        var awaiting = [Int](repeating: 0, count: pipeline)
+        var head = 0, inFlight = 0, nextUnit = index, nextID: Int64 = 1
+        var output: [UInt8] = []
+        output.reserveCapacity(4096)
+        var input = [UInt8](repeating: 0, count: 64 << 10)
+        var carried: [UInt8] = []
+        var lineStart = 0
+        do {
+            while true {
+                let time = LoadGenerator.now()
+                let sending = time < deadline
+                if !sending && inFlight == 0 { break }
+                if sending {
+                    output.removeAll(keepingCapacity: true)
+                    while inFlight < pipeline {
+                        let unit = workload.units[nextUnit % workload.units.count]
+                        nextUnit += 1
+                        for line in unit {
+                            output.append(contentsOf: Self.idPrefix)
+                            Self.appendDecimal(nextID, to: &output)
+                            nextID += 1
+                            output.append(UInt8(ascii: ","))
+                            output.append(contentsOf: line)
+                            output.append(UInt8(ascii: "\n"))
+                        }
+                        let slot = (head + inFlight) % pipeline
+                        sentAt[slot] = time
+                        awaiting[slot] = unit.count
+                        inFlight += 1
+                    }
+                    if !output.isEmpty { try client.send(raw: output) }
+                }
+                // Read at least one reply; handle every complete line received.
+                let count = try client.receive(into: &input)
+                guard count > 0 else { throw SocketError("recv", message: "the server closed the connection") }
+                let received = LoadGenerator.now()
+                var bytes = input[0..<count]
+                if !carried.isEmpty {
+                    carried.append(contentsOf: bytes)
+                    bytes = carried[...]
+                }
+                lineStart = bytes.startIndex
+                var position = bytes.startIndex
+                while position < bytes.endIndex {
+                    if bytes[position] == UInt8(ascii: "\n") {
+                        if workload.checksReplies && !Self.isSuccess(bytes[lineStart..<position]) { result.errors += 1 }
+                        awaiting[head] -= 1
+                        if awaiting[head] == 0 {
+                            if sentAt[head] >= countFrom && received <= deadline { result.latencies.append(received - sentAt[head]) }
+                            head = (head + 1) % pipeline
+                            inFlight -= 1
+                        }
+                        lineStart = position + 1
+                    }
+                    position += 1
+                }
+                carried = Array(bytes[lineStart...])
+            }
+        } catch let error as SocketError {
+            result.failure = error
+        } catch {
+            result.failure = SocketError("bench", message: "\(error)")
+        }
+        client.close()
+        return result
+    }
+
+    private static let idPrefix = Array(#"{"id":"#.utf8)
+    private static let okTrue = Array(#""ok":true"#.utf8)
+
+    /// Whether a reply line says `"ok":true` (the daemon writes it right after the `id`).
+    private static func isSuccess(_ line: ArraySlice<UInt8>) -> Bool {
+        let window = line.prefix(48)
+        guard window.count >= okTrue.count else { return false }
+        var index = window.startIndex
+        while index + okTrue.count <= window.endIndex {
+            if window[index] == okTrue[0] && window[index..<index + okTrue.count].elementsEqual(okTrue) { return true }
+            index += 1
+        }
+        return false
+    }
+
+    private static func appendDecimal(_ value: Int64, to output: inout [UInt8]) {
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var remaining = value.magnitude, count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(remaining % 10)
+                remaining /= 10
+                count += 1
+            } while remaining > 0
+            output.append(contentsOf: buffer[(20 - count)...])
+        }
+    }
+}

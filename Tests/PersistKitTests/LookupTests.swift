@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+@testable import PersistKit
+
+/// Lookups by object ID: `existingObject(with:)` one by one, `loadObjects(with:)` for many, and
+/// the typed accessors.
+@Suite("Lookups by ID")
+struct LookupTests {
+    typealias M = ContextTestModel
+    typealias S = FetchTestSupport
+
+    @Test(arguments: S.storeTypes)
+    func loadObjectsReadsManyWithOneStatement(_ type: StoreType) throws {
+        let coordinator = try S.coordinator(type)
+        try S.seedBreweries(coordinator)
+        let reader = M.context(coordinator)
+        let ids = try reader.performAndWait { try reader.fetch(FetchRequest<ManagedObject>(entityName: "Beer")).map(\.objectID) }
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let missing = ManagedObjectID(entity: ids[0].entity, storeIdentifier: ids[0].storeIdentifier ?? "", primaryKey: 999)
+            let loading = try S.statements(coordinator) { try context.loadObjects(with: ids + [missing, ids[0]]) }
+            if type == .sqlite { #expect(loading == 1) }
+            var names: [String] = []
+            let lookups = try S.statements(coordinator) {
+                for id in ids {
+                    let object = try context.existingObject(with: id)
+                    #expect(!object.isFault)
+                    names.append(object.string(forKey: "name") ?? "")
+                }
+            }
+            if type == .sqlite { #expect(lookups == 0) }
+            #expect(names.sorted() == ["Achel Blond", "Mystery", "Orval", "Petite Orval", "Westmalle Dubbel", "Westmalle Tripel"])
+            #expect(throws: PersistenceError.self) { try context.existingObject(with: missing) }
+        }
+    }
+
+    @Test func existingObjectReadsOneRowWithOneCachedStatement() throws {
+        let coordinator = try S.coordinator(.sqlite)
+        try S.seedBreweries(coordinator)
+        let reader = M.context(coordinator)
+        let ids = try reader.performAndWait { try reader.fetch(FetchRequest<ManagedObject>(entityName: "Beer")).map(\.objectID) }
+        let store = try #require(S.sqlite(coordinator))
+        let seen = Locked<[String]>([])
+        store.setStatementObserver { sql in seen.withLock { $0.append(sql) } }
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            for id in ids { _ = try context.existingObject(with: id) }
+        }
+        let sql = seen.withLock { $0 }
+        #expect(sql.count == ids.count)
+        #expect(Set(sql).count == 1)
+        #expect(sql.first?.hasSuffix(#"FROM "ZBEER" AS "t0" WHERE "t0"."Z_PK" = ?"#) == true)
+    }
+
+    @Test func typedAccessorsReadWithoutCasts() throws {
+        let coordinator = try S.coordinator(.inMemory)
+        try S.seedBreweries(coordinator)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let request = FetchRequest<ManagedObject>(entityName: "Beer", predicate: nil, sortDescriptors: [FetchSortDescriptor(key: "name")])
+            let beers = try context.fetch(request)
+            #expect(beers.map { $0.string(forKey: "name") ?? "-" } == ["Achel Blond", "Mystery", "Orval", "Petite Orval", "Westmalle Dubbel", "Westmalle Tripel"])
+            #expect(beers.map { $0.int64(forKey: "ibu") } == [30, nil, 32, nil, 24, 39])
+            #expect(beers.map { $0.double(forKey: "abv") } == [8.0, 5.0, 6.2, 4.5, 7.0, 9.5])
+        }
+    }
+}
