@@ -22,8 +22,9 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 all: build
 
 ## deps: install the Debian packages that are missing (apt-get update only when something is).
-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+# install_missing(packages): apt-get install the ones not installed (apt-get update only then).
+define install_missing
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -31,6 +32,10 @@ deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEB_PACKAGES))
 
 build: deps
 	$(SWIFT) build -c $(CONFIG)
@@ -65,14 +70,7 @@ run: build
 BENCH_PACKAGES := redis-server redis-tools
 BENCH_ARGS     ?=
 bench: deps
-	@missing=""; for p in $(BENCH_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
-	fi
+	$(call install_missing,$(BENCH_PACKAGES))
 	$(SWIFT) build -c release --product persistd
 	$(SWIFT) build -c release --product persistctl
 	$(SWIFT) build -c release --product persistd-bench
