@@ -6,19 +6,7 @@ import Testing
 /// parser produces.
 @Suite("PredicateFormatRoundTrip")
 struct PredicateFormatRoundTripTests {
-    /// A small deterministic generator (SplitMix64), so failures reproduce.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(_ range: Range<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
-        mutating func pick<T>(_ values: [T]) -> T { values[int(0..<values.count)] }
-    }
+    typealias Generator = SplitMix64
 
     static let keys = ["name", "abv", "brewery.name", "beers.@count", "tags.name", "cast", "size", "first", "employees.@avg.age", "g.@max.self"]
 
