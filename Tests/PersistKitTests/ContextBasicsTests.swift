@@ -31,6 +31,25 @@ struct ContextBasicsTests {
         #expect(!context.hasChanges, "setting the saved value back leaves no change")
     }
 
+    @Test func storeVersionCountsSaves() throws {
+        let coordinator = try M.coordinator()
+        let writer = M.context(coordinator)
+        let beer = M.insert("Beer", into: writer, ["name": "Orval", "abv": 6.2])
+        #expect(beer.storeVersion == 0)
+        try writer.save()
+        #expect(beer.storeVersion == 1)
+        beer.setValue(6.9, forKey: "abv")
+        #expect(beer.storeVersion == 1, "unsaved changes are based on version 1")
+        try writer.save()
+        #expect(beer.storeVersion == 2)
+
+        let reader = M.context(coordinator)
+        let fault = reader.object(with: beer.objectID)
+        #expect(fault.isFault)
+        #expect(fault.storeVersion == 2, "reading the version loads the fault")
+        #expect(!fault.isFault)
+    }
+
     @Test func uniquingGivesOneObjectPerID() throws {
         let coordinator = try M.coordinator()
         let writer = M.context(coordinator)

@@ -50,7 +50,7 @@ struct DaemonOpsTests {
         ])
         // Before save: the same connection sees it; another does not.
         #expect(try client.result(["op": "get", "ids": [.string(id)], "properties": ["name"]])
-            == ["objects": [["id": .string(id), "entity": "Beer", "values": ["name": "90 Minute IPA"]]]])
+            == ["objects": [["id": .string(id), "entity": "Beer", "version": 0, "values": ["name": "90 Minute IPA"]]]])
         let other = try daemon.connect()
         #expect(try other.error(["op": "get", "ids": [.string(id)]])["code"] == "not_found")
         #expect(try other.result(["op": "count", "entity": "Beer"]) == ["count": 0])

@@ -18,7 +18,7 @@ struct DaemonSubscriptionTests {
         let subscribed = try watcher.result(["op": "subscribe", "entity": "Beer", "predicate": "abv > %@", "arguments": [8.0],
                                              "sort": ["name"], "properties": ["name", "abv"]])
         let id = subscribed.string("subscription")
-        #expect(subscribed["objects"] == [["id": .string(strong), "entity": "Beer", "values": ["name": "Strong", "abv": 9.0]]])
+        #expect(subscribed["objects"] == [["id": .string(strong), "entity": "Beer", "version": 1, "values": ["name": "Strong", "abv": 9.0]]])
         var lastToken = subscribed["token"]?.transactionNumber ?? -1
         #expect(lastToken >= 1)
 

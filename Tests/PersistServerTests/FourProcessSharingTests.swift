@@ -26,22 +26,38 @@ struct FourProcessSharingTests {
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Over one daemon: until `deadline`, read the counter, write value + 1 and insert
-    /// Item(worker, seq) in one save; a `merge_conflict` (another process saved the counter
-    /// first) rolls back and tries again. Returns the increments made and any other errors.
-    static func drive(_ daemon: DaemonHarness, worker: Int64, until deadline: Date) -> (increments: Int64, errors: [String]) {
+    /// Over one daemon: until `deadline`, read the counter, write value + 1 conditional on the
+    /// version read, and insert Item(worker, seq), in one save. A `merge_conflict` (another
+    /// process saved the counter since it was read) on `update` retries from the stored state
+    /// the error carries, on `save` rolls back and reads again. Returns the increments made,
+    /// the conflicts met on `update`, and any other errors.
+    static func drive(_ daemon: DaemonHarness, worker: Int64, until deadline: Date) -> (increments: Int64, updateConflicts: Int, errors: [String]) {
         var increments: Int64 = 0
+        var updateConflicts = 0
         var errors: [String] = []
         do {
             let client = try daemon.connect()
             defer { client.close() }
+            var counter: JSON?
             while Date() < deadline {
-                let found = try client.result(["op": "fetch", "entity": "Counter", "predicate": "name == 'shared'"])["objects"]?.arrayValue ?? []
-                guard let counter = found.first, case .integer(let value)? = counter["values"]?["value"] else {
-                    errors.append("no shared counter: \(found)")
+                if counter == nil {
+                    counter = try client.result(["op": "fetch", "entity": "Counter", "predicate": "name == 'shared'"])["objects"]?.arrayValue?.first
+                }
+                guard let read = counter, case .integer(let value)? = read["values"]?["value"], case .integer(let version)? = read["version"] else {
+                    errors.append("no shared counter with a version: \(counter?.encoded ?? "none")")
                     break
                 }
-                _ = try client.result(["op": "update", "object": .string(counter.string("id")), "values": ["value": .integer(value + 1)]])
+                let update = try client.request(["op": "update", "object": .string(read.string("id")), "version": .integer(version),
+                                                 "values": ["value": .integer(value + 1)]])
+                if update["ok"] != .bool(true) {
+                    guard update["error"]?.string("code") == "merge_conflict", let current = update["error"]?["current"] else {
+                        errors.append(update.encoded)
+                        break
+                    }
+                    updateConflicts += 1
+                    counter = current
+                    continue
+                }
                 _ = try client.result(["op": "insert", "entity": "Item", "values": ["worker": .integer(worker), "seq": .integer(increments)]])
                 let reply = try client.request(["op": "save"])
                 if reply["ok"] == .bool(true) {
@@ -52,11 +68,12 @@ struct FourProcessSharingTests {
                     errors.append(reply.encoded)
                     _ = try client.result(["op": "rollback"])
                 }
+                counter = nil
             }
         } catch {
             errors.append("\(error)")
         }
-        return (increments, errors)
+        return (increments, updateConflicts, errors)
     }
 
     @Test func twoDaemonsAndTwoProgramsShareOneStore() throws {
@@ -81,7 +98,7 @@ struct FourProcessSharingTests {
             try process.run()
             return process
         }
-        let results = Locked<[Int64: (increments: Int64, errors: [String])]>([:])
+        let results = Locked<[Int64: (increments: Int64, updateConflicts: Int, errors: [String])]>([:])
         DispatchQueue.concurrentPerform(iterations: 2) { index in
             let result = Self.drive(index == 0 ? first : second, worker: Int64(11 + index), until: deadline)
             results.withLock { $0[Int64(11 + index)] = result }
@@ -98,6 +115,7 @@ struct FourProcessSharingTests {
         for (worker, result) in results.withLock({ $0 }) {
             #expect(result.errors.isEmpty, "daemon client \(worker): \(result.errors)")
             increments[worker] = result.increments
+            print("daemon client \(worker): \(result.increments) increments, \(result.updateConflicts) stale reads refused at update")
         }
         first.stop()
         second.stop()
@@ -106,16 +124,9 @@ struct FourProcessSharingTests {
         #expect(increments.values.allSatisfy { $0 > 0 }, "every process made progress: \(increments)")
         let total = increments.values.reduce(0, +)
         let counter = try Self.sql(store, "SELECT ZVALUE FROM ZCOUNTER WHERE ZNAME = 'shared'")
-        // Known bug: a connection with no pending changes reads through the view context, whose
-        // snapshot may be older than the row the connection's own context then writes over; an
-        // `update` carries no version to compare, so such a read-modify-write can overwrite an
-        // increment made by another process. With the PersistStress programs alone (one context
-        // each, SharingProcessTests) none is lost. Fix: a version precondition on `update`, or reads through the
-        // connection's own, refreshed context.
-        withKnownIssue("read-modify-write over the wire can lose an update", isIntermittent: true) {
-            #expect(counter == "\(total)")
-        }
-        #expect((Int64(counter) ?? 0) <= total, "never more increments than were made")
+        // Every increment exactly once: a read-modify-write over the wire names the version it
+        // read, so it cannot overwrite another process's increment.
+        #expect(counter == "\(total)", "increments by process: \(increments)")
         #expect(try Self.sql(store, "SELECT COUNT(*) FROM ZITEM") == "\(total)")
         for (worker, count) in increments {
             // Each process's items exactly once: seq 0..<count.

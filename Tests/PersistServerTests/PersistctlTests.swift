@@ -31,14 +31,17 @@ struct PersistctlTests {
 
         let fetched = try Self.run(["fetch", "Beer", "--where", #"name BEGINSWITH[c] "9""#, "--sort", "name", "--limit", "10",
                                     "--properties", "name"], socket: socket)
-        #expect(fetched.out == #"{"objects":[{"id":"\#(id)","entity":"Beer","values":{"name":"90 Minute IPA"}}]}"# + "\n")
+        #expect(fetched.out == #"{"objects":[{"id":"\#(id)","entity":"Beer","version":1,"values":{"name":"90 Minute IPA"}}]}"# + "\n")
         #expect(try Self.run(["--socket", socket, "count", "Beer"], socket: nil).out == "{\"count\":1}\n")
-        let updated = try Self.run(["update", id, "abv=9.5", "--save"], socket: socket)
+        let updated = try Self.run(["update", id, "abv=9.5", "--if-version", "1", "--save"], socket: socket)
         #expect(updated.status == 0)
         #expect(updated.out.hasSuffix(#"{"inserted":0,"updated":1,"deleted":0}"# + "\n"))
         #expect(try Self.run(["get", id, "--properties", "abv"], socket: socket).out
-            == #"{"objects":[{"id":"\#(id)","entity":"Beer","values":{"abv":9.5}}]}"# + "\n")
-        #expect(try Self.run(["delete", id, "--save"], socket: socket).out == "{\"deleted\":1}\n{\"inserted\":0,\"updated\":0,\"deleted\":1}\n")
+            == #"{"objects":[{"id":"\#(id)","entity":"Beer","version":2,"values":{"abv":9.5}}]}"# + "\n")
+        let stale = try Self.run(["update", id, "abv=1.0", "--if-version", "1"], socket: socket)
+        #expect(stale.status == 1)
+        #expect(stale.err.hasPrefix("persistctl: merge_conflict: object \(id) is at version 2, not 1"), "\(stale.err)")
+        #expect(try Self.run(["delete", id, "--if-version", "2", "--save"], socket: socket).out == "{\"deleted\":1}\n{\"inserted\":0,\"updated\":0,\"deleted\":1}\n")
         #expect(try Self.run(["count", "Beer"], socket: socket).out == "{\"count\":0}\n")
     }
 

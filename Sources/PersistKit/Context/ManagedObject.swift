@@ -96,6 +96,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether the object has unsaved changes of any kind.
     public var hasChanges: Bool { _isInserted || _isDeleted || hasPersistentChangedValues }
 
+    /// The version of the stored state this object's values are based on: the store's
+    /// optimistic-locking version (`Z_OPT`) when the object was last read or saved, one more
+    /// at each save of it; 0 for an object never saved. Reading it loads a fault.
+    ///
+    /// Core Data keeps this number private; PersistKit exposes it so a client that reads an
+    /// object in one place and changes it in another (persistd's `update` with `version`)
+    /// can say which state its change is based on.
+    public var storeVersion: Int64 {
+        willAccessValue()
+        return committed?.version ?? 0
+    }
+
     /// Whether any attribute or relationship changed since the last save.
     public var hasPersistentChangedValues: Bool {
         !changedSlots.isEmpty || toMany.values.contains { $0.hasChanges }

@@ -31,7 +31,9 @@ enum ControlRequests {
             if isObjectID(first) {
                 let entity = first.split(separator: "/").dropLast().last.map(String.init)
                 let values = try ControlValues(model: model()).values(Array(words.dropFirst()), entity: entity)
-                return [["op": "update", "object": .string(first), "values": values]]
+                var request: [JSON.Member] = [JSON.Member("op", "update"), JSON.Member("object", .string(first))]
+                if let version = try ifVersion(arguments) { request.append(JSON.Member("version", .integer(version))) }
+                return [.object(request + [JSON.Member("values", values)])]
             }
             guard arguments.value("where") != nil else { throw ControlError.usage("a batch update needs --where PREDICATE") }
             let values = try ControlValues(model: model()).values(Array(words.dropFirst()), entity: first)
@@ -40,6 +42,10 @@ enum ControlRequests {
         case "delete":
             guard let first = words.first else { throw ControlError.usage("delete needs object IDs, or an entity and --where") }
             if isObjectID(first) {
+                if let version = try ifVersion(arguments) {
+                    guard words.count == 1 else { throw ControlError.usage("--if-version applies to one object ID") }
+                    return [["op": "delete", "object": .string(first), "version": .integer(version)]]
+                }
                 return [["op": "delete", "ids": .array(words.map(JSON.string))]]
             }
             guard arguments.value("where") != nil else { throw ControlError.usage("a batch delete needs --where PREDICATE") }
@@ -55,6 +61,13 @@ enum ControlRequests {
         default:
             throw ControlError.usage("unknown command \"\(arguments.command)\"; see persistctl --help")
         }
+    }
+
+    /// `--if-version N`: the version the change is based on (`update`/`delete` with `version`).
+    static func ifVersion(_ arguments: ControlArguments) throws(ControlError) -> Int64? {
+        guard let text = arguments.value("if-version") else { return nil }
+        guard let version = Int64(text), version >= 0 else { throw ControlError.usage("--if-version needs a non-negative integer") }
+        return version
     }
 
     static func list(_ text: String) -> JSON {

@@ -25,9 +25,10 @@ public enum Persistctl {
                        [--limit N] [--offset N] [--properties a,b] [--ids|--count|--dictionaries]
                        [--distinct] [--group-by a,b] [--having PREDICATE] [--prefetch KEYPATH]…
           count ENTITY [--where PREDICATE] [--arg VALUE]…
-          update ID key=value… [--save]
+          update ID key=value… [--if-version N] [--save]   (--if-version: only if the stored object
+                                                              is still at version N, else merge_conflict)
           update ENTITY --where PREDICATE key=value…        (batch update, saved at once)
-          delete ID… [--save]
+          delete ID… [--save]      delete ID --if-version N [--save]
           delete ENTITY --where PREDICATE                    (batch delete, saved at once)
           history [--since TOKEN] [--limit N]                (persistent history, oldest first)
           watch ENTITY [--where PREDICATE] [--arg VALUE]… [--sort KEY]… [--properties a,b] [--events N]

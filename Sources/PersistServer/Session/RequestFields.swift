@@ -39,6 +39,15 @@ struct RequestFields {
         return Int(number)
     }
 
+    /// A 64-bit integer of at least `minimum` (an object's `version`).
+    func integer64(_ key: String, minimum: Int64 = 0) throws(WireError) -> Int64? {
+        guard let value = body[key], value != .null else { return nil }
+        guard case .integer(let number) = value, number >= minimum else {
+            throw wrongType(key, "an integer ≥ \(minimum)", value)
+        }
+        return number
+    }
+
     func bool(_ key: String) throws(WireError) -> Bool? {
         guard let value = body[key], value != .null else { return nil }
         guard case .bool(let flag) = value else { throw wrongType(key, "true or false", value) }

@@ -22,14 +22,17 @@ extension Session {
         return .object(["object": WireValueCoder.encode(object, properties: nil)])
     }
 
-    /// `update {object, values}` → `{"object":{…}}`.
+    /// `update {object, version?, values}` → `{"object":{…}}`. With `version`, the update is
+    /// made only if the object's stored version is still `version` (see ``requireVersion(_:of:)``).
     func update(_ body: JSON) throws(WireError) -> JSON {
         let fields = RequestFields(body, op: "update")
         guard let idValue = body["object"] else {
             if fields.has("predicate") || fields.has("entity") { return try batchUpdate(body) }
             throw fields.missing("object")
         }
+        let expected = try fields.integer64("version")
         let object = try existingObject(idValue, in: context, what: "object")
+        if let expected { try requireVersion(expected, of: object) }
         let values = try decodeValues(fields.object("values") ?? [], entity: object.entity)
         do {
             for (name, value) in values { try object.setCheckedValue(value, forKey: name) }
@@ -39,11 +42,16 @@ extension Session {
         return .object(["object": WireValueCoder.encode(object, properties: nil)])
     }
 
-    /// `delete {object}` or `{ids}` → `{"deleted":n}`; delete rules apply at save.
+    /// `delete {object, version?}` or `{ids}` → `{"deleted":n}`; delete rules apply at save.
+    /// With `version`, as for `update`.
     func delete(_ body: JSON) throws(WireError) -> JSON {
         let fields = RequestFields(body, op: "delete")
         var idValues: [JSON]
         if let single = body["object"] {
+            if let expected = try fields.integer64("version") {
+                let object = try existingObject(single, in: context, what: "object")
+                try requireVersion(expected, of: object)
+            }
             idValues = [single]
         } else if let list = try fields.array("ids") {
             idValues = list
@@ -73,6 +81,39 @@ extension Session {
     }
 
     // MARK: - Helpers
+
+    /// Throws `merge_conflict` unless `object`'s stored version is `expected`: the version a
+    /// client read (objects in replies carry it), so a change based on that read cannot
+    /// overwrite what another connection or process saved since. The store is asked when the
+    /// context's copy differs and has no changes of this connection, so a stale copy is not
+    /// mistaken for a conflict. After the check the context's copy is of version `expected`,
+    /// and `save` checks the store against it again (merge policy applies).
+    func requireVersion(_ expected: Int64, of object: ManagedObject) throws(WireError) {
+        var current = object.storeVersion
+        let fresh = !object.hasChanges
+        if current != expected, fresh {
+            context.refresh(object, mergeChanges: false)
+            current = object.storeVersion
+        }
+        guard current != expected else { return }
+        let text = WireObjectID.format(object.objectID)
+        // A saved object has version 1 or more: 0 after a refresh means its row is gone.
+        if current == 0, fresh {
+            throw WireError(.mergeConflict, "object \(text) was deleted since version \(expected) was read",
+                            details: [JSON.Member("conflicts", .array([.object([JSON.Member("object", .string(text)),
+                                                                                 JSON.Member("deletedInStore", .bool(true))])]))])
+        }
+        var details = [JSON.Member("conflicts", .array([.object([
+            JSON.Member("object", .string(text)),
+            JSON.Member("version", .integer(expected)),
+            JSON.Member("storeVersion", .integer(current)),
+        ])]))]
+        // The stored state, so the client can retry without another read; not when this
+        // connection's own unsaved changes are on top of it.
+        if fresh { details.append(JSON.Member("current", WireValueCoder.encode(object, properties: nil))) }
+        throw WireError(.mergeConflict, "object \(text) is at version \(current), not \(expected): it was saved since it was read",
+                        details: details)
+    }
 
     /// The object `value` names, loaded in `context`; `not_found` if it does not exist (or is deleted there).
     func existingObject(_ value: JSON, in context: ManagedObjectContext, what: String) throws(WireError) -> ManagedObject {

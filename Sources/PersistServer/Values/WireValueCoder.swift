@@ -19,7 +19,9 @@ import PersistKit
 public enum WireValueCoder {
     // MARK: - Encoding
 
-    /// `{"id":…,"entity":…,"values":{…}}` for `object`, with the `properties` named (all when `nil`).
+    /// `{"id":…,"entity":…,"version":n,"values":{…}}` for `object`, with the `properties` named
+    /// (all when `nil`). `version` is ``ManagedObject/storeVersion``: the stored version the
+    /// values are based on, 0 for an object not saved yet.
     public static func encode(_ object: ManagedObject, properties: [String]?) -> JSON {
         let entity = object.entity
         var members: [JSON.Member] = []
@@ -30,6 +32,7 @@ public enum WireValueCoder {
         return .object([
             "id": .string(WireObjectID.format(object.objectID)),
             "entity": .string(entity.name),
+            "version": .integer(object.storeVersion),
             "values": .object(members),
         ])
     }
