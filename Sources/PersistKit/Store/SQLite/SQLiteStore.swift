@@ -96,31 +96,22 @@ public final class SQLiteStore: PersistentStore {
 
         let entities = model.entities(forConfiguration: configurationName)
         do {
-            let tables: Set<String>
+            var tables: Set<String>
             do {
                 tables = try Self.tableNames(connection)
             } catch let error as SQLiteError where error.resultCode == SQLiteError.notADatabase {
                 throw PersistenceError(.persistentStoreOpen, "the file is not a SQLite database", path: path)
             }
+            var created: (SQLiteSchema, SQLiteMetadata)?
             if tables.isEmpty {
                 guard !options.readOnly else {
                     throw PersistenceError(.persistentStoreTypeMismatch, "the file is an empty SQLite database, not a Core Data store", path: path)
                 }
-                let schema = SQLiteSchema(entities: entities)
-                let metadata = SQLiteMetadata(uuid: UUID().uuidString, model: model)
-                // auto_vacuum must be set before the first table is created; Core Data records it as _NSAutoVacuumLevel 2.
-                try connection.setPragma("auto_vacuum", "2")
-                try Self.applyPragmas(connection, options: options, path: path)
-                try connection.inTransaction(.immediate) {
-                    for sql in schema.creationSQL() { try connection.execute(sql) }
-                    for (number, entity) in schema.entitiesByNumber.sorted(by: { $0.key < $1.key }) {
-                        let parent = entity.superentity.flatMap { schema.layout(of: $0)?.number } ?? 0
-                        try connection.execute("INSERT INTO \"Z_PRIMARYKEY\" (\"Z_ENT\", \"Z_NAME\", \"Z_SUPER\", \"Z_MAX\") VALUES (?, ?, ?, 0)",
-                                               [.integer(Int64(number)), .string(entity.name), .integer(Int64(parent))])
-                    }
-                    try connection.execute("INSERT INTO \"Z_METADATA\" (\"Z_VERSION\", \"Z_UUID\", \"Z_PLIST\") VALUES (1, ?, ?)",
-                                           [.string(metadata.uuid), .data(try metadata.plistData())])
-                }
+                created = try Self.createSchema(connection, entities: entities, model: model, options: options, path: path)
+                // Another process created the store between our look and our write lock: open theirs.
+                if created == nil { tables = try Self.tableNames(connection) }
+            }
+            if let (schema, metadata) = created {
                 self.schema = schema
                 self.storeMetadata = metadata
             } else {
@@ -163,6 +154,32 @@ public final class SQLiteStore: PersistentStore {
         state.withLock { state in
             try? state.connection?.close()
             state.connection = nil
+        }
+    }
+
+    /// Creates Core Data's tables for `entities` in an empty database, in one write
+    /// transaction; `nil` if, once the write lock is held, the database is no longer empty
+    /// (another process created the store first: several processes may open a new store file
+    /// at once).
+    private static func createSchema(_ connection: SQLiteConnection, entities: [EntityDescription], model: ManagedObjectModel,
+                                     options: StoreOptions, path: String) throws -> (SQLiteSchema, SQLiteMetadata)? {
+        let schema = SQLiteSchema(entities: entities)
+        let metadata = SQLiteMetadata(uuid: UUID().uuidString, model: model)
+        // auto_vacuum must be set before the first table is created; Core Data records it as _NSAutoVacuumLevel 2.
+        // (On a database another process filled meanwhile it changes nothing.)
+        try connection.setPragma("auto_vacuum", "2")
+        try applyPragmas(connection, options: options, path: path)
+        return try connection.inTransaction(.immediate) { () throws -> (SQLiteSchema, SQLiteMetadata)? in
+            guard try tableNames(connection).isEmpty else { return nil }
+            for sql in schema.creationSQL() { try connection.execute(sql) }
+            for (number, entity) in schema.entitiesByNumber.sorted(by: { $0.key < $1.key }) {
+                let parent = entity.superentity.flatMap { schema.layout(of: $0)?.number } ?? 0
+                try connection.execute("INSERT INTO \"Z_PRIMARYKEY\" (\"Z_ENT\", \"Z_NAME\", \"Z_SUPER\", \"Z_MAX\") VALUES (?, ?, ?, 0)",
+                                       [.integer(Int64(number)), .string(entity.name), .integer(Int64(parent))])
+            }
+            try connection.execute("INSERT INTO \"Z_METADATA\" (\"Z_VERSION\", \"Z_UUID\", \"Z_PLIST\") VALUES (1, ?, ?)",
+                                   [.string(metadata.uuid), .data(try metadata.plistData())])
+            return (schema, metadata)
         }
     }
 
