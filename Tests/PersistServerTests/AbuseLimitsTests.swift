@@ -142,4 +142,29 @@ struct AbuseLimitsTests {
         #expect(Date().timeIntervalSince(started) < 30) // 0.5 s, and a loaded 2-core CI machine
         #expect(try other.result(["op": "fetch", "entity": "Person", "limit": 1, "resultType": "ids"])["ids"]?.arrayValue?.count == 1)
     }
+
+    @Test("a catastrophically backtracking MATCHES on one row is stopped by the query time limit")
+    func matchesTimeLimit() async throws {
+        let daemon = try DaemonHarness.start(["--query-timeout", "0.5"])
+        defer { daemon.stop() }
+        let writer = try daemon.connect()
+        // `^(a+)+b$` against 40 a's and a c backtracks through 2^40 ways to split the a's.
+        _ = try writer.result(["op": "insert", "entity": "Person", "values": ["name": .string(String(repeating: "a", count: 40) + "c")]])
+        _ = try writer.result(["op": "save"])
+        let socketPath = daemon.socketPath
+        let started = Date()
+        async let slow: JSON = Task.detached {
+            let client = try WireClient(path: socketPath)
+            return try client.request(["op": "fetch", "entity": "Person", "predicate": #"name MATCHES "(a+)+b""#])
+        }.value
+        usleep(100_000)
+        let other = try daemon.connect()
+        #expect(try other.result(["op": "ping"]) == ["pong": true])
+        let reply = try await slow
+        #expect(reply["error"]?["code"] == "query_timeout", "\(reply.encoded)")
+        #expect(Date().timeIntervalSince(started) < 30) // 0.5 s, and a loaded 2-core CI machine
+        // A pattern that matches quickly still does, with the limit in place.
+        #expect(try other.result(["op": "count", "entity": "Person", "predicate": #"name MATCHES "a+c""#]) == ["count": 1])
+        #expect(try other.result(["op": "count", "entity": "Person", "predicate": #"name MATCHES "a+b""#]) == ["count": 0])
+    }
 }

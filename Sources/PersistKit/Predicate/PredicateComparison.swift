@@ -124,7 +124,14 @@ public enum PredicateComparison {
     }
 
     /// Whether the whole of `string` matches the ICU regular expression `pattern`.
-    static func matches(_ string: String, regex pattern: String, options: ComparisonPredicate.Options) throws -> Bool {
+    ///
+    /// `shouldStop`, when given, is asked every few thousand steps of the regular-expression
+    /// engine (`NSRegularExpression`'s `reportProgress`); when it answers true the match is
+    /// abandoned and ``PersistenceError/Code/queryTimeout`` thrown. That is how a store's query
+    /// time limit reaches a backtracking pattern that runs long on one string, where SQLite's
+    /// own progress handler, called between its instructions, cannot.
+    static func matches(_ string: String, regex pattern: String, options: ComparisonPredicate.Options,
+                        shouldStop: (() -> Bool)? = nil) throws -> Bool {
         var regexOptions: NSRegularExpression.Options = [.dotMatchesLineSeparators]
         if options.contains(.caseInsensitive) { regexOptions.insert(.caseInsensitive) }
         let subject = options.contains(.diacriticInsensitive) ? StoreValueComparison.fold(string, [.diacriticInsensitive]) : string
@@ -132,7 +139,22 @@ public enum PredicateComparison {
             ? StoreValueComparison.fold(pattern, [.diacriticInsensitive]) : pattern) + ")$"
         let expression = try regularExpression(source, options: regexOptions, pattern: pattern)
         let range = NSRange(subject.startIndex..<subject.endIndex, in: subject)
-        return expression.firstMatch(in: subject, options: [.anchored], range: range) != nil
+        guard let shouldStop else { return expression.firstMatch(in: subject, options: [.anchored], range: range) != nil }
+        var found = false
+        var stopped = false
+        expression.enumerateMatches(in: subject, options: [.anchored, .reportProgress], range: range) { result, _, stop in
+            if result != nil {
+                found = true
+                stop.pointee = true
+            } else if shouldStop() {
+                stopped = true
+                stop.pointee = true
+            }
+        }
+        if stopped {
+            throw PersistenceError(.queryTimeout, "MATCHES \(pattern) was stopped: it ran past the query time limit")
+        }
+        return found
     }
 
     /// Compiled regular expressions by source and options, so a fetch compiles each pattern once.

@@ -130,8 +130,24 @@ enum SQLiteFunctions {
         compare(context, text(arguments, 0), .like, text(arguments, 1), ComparisonPredicate.Options(rawValue: integer(arguments, 2) & 3))
     }
 
-    private static let matches: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
-        compare(context, text(arguments, 0), .matches, text(arguments, 1), ComparisonPredicate.Options(rawValue: integer(arguments, 2) & 3))
+    /// `MATCHES`. Registered once without user data (no time limit), and again by
+    /// ``SQLiteQueryLimit/install(on:)`` with the limit as user data, so a long backtracking
+    /// match is stopped at the query's deadline and the statement fails with `SQLITE_INTERRUPT`.
+    static let matches: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
+        guard let subject = text(arguments, 0), let pattern = text(arguments, 1) else { return sqlite3_result_int(context, 0) }
+        let options = ComparisonPredicate.Options(rawValue: integer(arguments, 2) & 3)
+        // The user data is the connection's SQLiteQueryLimit, which the store keeps alive as long as the connection.
+        let limit = sqlite3_user_data(context).map { Unmanaged<SQLiteQueryLimit>.fromOpaque($0).takeUnretainedValue() }
+        do {
+            let result = try PredicateComparison.matches(subject, regex: pattern, options: options,
+                                                         shouldStop: limit.map { limit in { limit.isPastDeadline } })
+            sqlite3_result_int(context, result ? 1 : 0)
+        } catch let error as PersistenceError where error.code == .queryTimeout {
+            sqlite3_result_error(context, error.message, -1)
+            sqlite3_result_error_code(context, SQLITE_INTERRUPT)
+        } catch {
+            sqlite3_result_error(context, (error as? PersistenceError)?.message ?? "\(error)", -1)
+        }
     }
 
     private static let toUpper: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in

@@ -32,9 +32,14 @@ final class SQLiteQueryLimit {
             guard let context else { return 0 }
             return Unmanaged<SQLiteQueryLimit>.fromOpaque(context).takeUnretainedValue().isPastDeadline ? 1 : 0
         }, context)
+        // MATCHES runs one ICU match per row, possibly for long: give it the deadline too.
+        let code = sqlite3_create_function_v2(connection.handle, "NSCoreDataMatches", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                              context, SQLiteFunctions.matches, nil, nil, nil)
+        precondition(code == SQLITE_OK, "SQLiteQueryLimit: registering NSCoreDataMatches failed with code \(code)")
     }
 
-    private var isPastDeadline: Bool {
+    /// Whether a read is running and its deadline has passed.
+    var isPastDeadline: Bool {
         guard let deadline else { return false }
         return ContinuousClock.now >= deadline
     }

@@ -91,8 +91,9 @@ public final class SQLiteStore: PersistentStore {
         }
         let busyHandler = SQLiteBusyHandler(timeout: options.busyTimeout)
         busyHandler.install(on: connection)
-        SQLiteQueryLimit(timeout: options.queryTimeout).install(on: connection)
         connection.registerFunctions()
+        // After the functions: the limit registers its own MATCHES, which honours the deadline.
+        SQLiteQueryLimit(timeout: options.queryTimeout).install(on: connection)
 
         let entities = model.entities(forConfiguration: configurationName)
         do {
