@@ -167,4 +167,51 @@ struct AbuseLimitsTests {
         #expect(try other.result(["op": "count", "entity": "Person", "predicate": #"name MATCHES "a+c""#]) == ["count": 1])
         #expect(try other.result(["op": "count", "entity": "Person", "predicate": #"name MATCHES "a+b""#]) == ["count": 0])
     }
+
+    @Test("out of file descriptors: waiting peers are refused with the reason, and service resumes")
+    func outOfDescriptors() throws {
+        let daemon = try DaemonHarness.start()
+        defer { daemon.stop() }
+        let pid = daemon.process.processIdentifier
+        let inUse = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
+        // Room for a few connections only (each takes one descriptor).
+        let prlimit = Process()
+        prlimit.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        prlimit.arguments = ["--pid", "\(pid)", "--nofile=\(inUse + 4):\(inUse + 4)"]
+        try prlimit.run()
+        prlimit.waitUntilExit()
+        try #require(prlimit.terminationStatus == 0)
+
+        var held: [WireClient] = []
+        var refusals: [JSON] = []
+        for _ in 0..<16 {
+            let client = try WireClient(path: daemon.socketPath, timeout: 10)
+            try? client.send(line: #"{"op":"ping"}"#) // a refused peer may find the socket closed already
+            let reply = try #require(try client.readLine(), "every peer gets an answer: a pong or the reason it was refused")
+            if reply["ok"] == .bool(true) {
+                held.append(client)
+            } else {
+                refusals.append(reply)
+                client.close()
+            }
+        }
+        #expect(!held.isEmpty && held.count <= 4, "connections while descriptors last: \(held.count)")
+        #expect(refusals.count == 16 - held.count)
+        for refusal in refusals {
+            #expect(refusal["error"]?["code"] == "too_many_connections")
+            #expect(refusal["error"]?["scope"] == "descriptors", "\(refusal.encoded)")
+        }
+        // The held connections still work; once they close, new peers are served again.
+        #expect(try held.first?.result(["op": "ping"]) == ["pong": true])
+        for client in held { client.close() }
+        var served = false
+        for _ in 0..<100 where !served {
+            let client = try WireClient(path: daemon.socketPath, timeout: 10)
+            try? client.send(line: #"{"op":"ping"}"#)
+            served = (try? client.readLine())??["ok"] == .bool(true)
+            client.close()
+            if !served { usleep(50_000) }
+        }
+        #expect(served)
+    }
 }

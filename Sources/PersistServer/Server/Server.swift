@@ -17,7 +17,8 @@ import Glibc
 /// sweep; see `docs/daemon.md` for the whole threading model.
 public final class Server: @unchecked Sendable {
     // @unchecked Sendable: `connections`, `nextID`, `acceptSources`, `idleTimer`,
-    // `shutdownCompletion` and `isShuttingDown` are touched only on `queue`.
+    // `shutdownCompletion`, `isShuttingDown`, `spareDescriptor`, `isAcceptPaused` and
+    // `lastDescriptorWarning` are touched only on `queue`.
 
     /// The shared state sessions use.
     public let state: ServerState
@@ -33,6 +34,12 @@ public final class Server: @unchecked Sendable {
     private var nextID = 1
     private var isShuttingDown = false
     private var shutdownCompletion: (@Sendable () -> Void)?
+    /// A descriptor kept open for one use: when `accept` fails for want of descriptors, it is
+    /// closed so the waiting peer can be accepted and told why, then opened again.
+    private var spareDescriptor: Int32 = -1
+    /// Whether the accept sources are suspended for a moment after running out of descriptors.
+    private var isAcceptPaused = false
+    private var lastDescriptorWarning: ContinuousClock.Instant?
     /// The context the watchdog's probe reads the store with (its own queue: not blocked by clients' reads).
     let probeContext: ManagedObjectContext
 
@@ -124,6 +131,7 @@ public final class Server: @unchecked Sendable {
     /// Starts accepting connections, and the idle sweep.
     public func start() {
         queue.async { [self] in
+            spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
             for listener in listeners {
                 let source = DispatchSource.makeReadSource(fileDescriptor: listener.descriptor, queue: queue)
                 source.setEventHandler { [unowned self] in acceptAll(listener.descriptor) }
@@ -166,7 +174,13 @@ public final class Server: @unchecked Sendable {
     private func acceptAll(_ listening: Int32) {
         while !isShuttingDown {
             let descriptor = retryingOnInterrupt { accept(listening, nil, nil) }
-            if descriptor < 0 { return } // EAGAIN: nothing more to accept; other errors: try again on the next event.
+            if descriptor < 0 {
+                // EAGAIN: nothing more to accept. Out of descriptors or memory: the peer stays in
+                // the backlog and the source fires again at once; refuse it rather than spin.
+                let code = errno
+                if [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(code) { outOfDescriptors(listening, errno: code) }
+                return
+            }
             makeNonBlocking(descriptor)
             let configuration = state.configuration
             if connections.count >= configuration.maximumConnections {
@@ -210,6 +224,41 @@ public final class Server: @unchecked Sendable {
         }
     }
 
+    /// `accept` failed with `code` (EMFILE, ENFILE, ENOBUFS, ENOMEM): with the spare descriptor
+    /// closed, accept the waiting peer and refuse it with `too_many_connections` (scope
+    /// `descriptors`), so it learns why and the backlog drains; when even that fails, stop
+    /// accepting for 100 ms. Either way the listener queue never spins on the same error.
+    private func outOfDescriptors(_ listening: Int32, errno code: Int32) {
+        let now = ContinuousClock.now
+        if lastDescriptorWarning.map({ now - $0 > .seconds(10) }) ?? true {
+            lastDescriptorWarning = now
+            Logger.daemon.log(.warning, "cannot accept connections: \(String(cString: strerror(code))); refusing them until descriptors are free (raise LimitNOFILE= or lower max-connections)")
+        }
+        if spareDescriptor >= 0 {
+            Glibc.close(spareDescriptor)
+            spareDescriptor = -1
+            let descriptor = retryingOnInterrupt { accept(listening, nil, nil) }
+            if descriptor >= 0 {
+                refuse(descriptor, WireError(.tooManyConnections,
+                    "the server is out of file descriptors (\(String(cString: strerror(code)))); try again later",
+                    details: [JSON.Member("scope", .string("descriptors"))]))
+            }
+            spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            if descriptor >= 0, spareDescriptor >= 0 { return }
+        }
+        guard !isAcceptPaused, !isShuttingDown else { return }
+        isAcceptPaused = true
+        for source in acceptSources { source.suspend() }
+        queue.asyncAfter(deadline: .now() + 0.1) { [self] in resumeAccepting() }
+    }
+
+    private func resumeAccepting() {
+        guard isAcceptPaused else { return }
+        isAcceptPaused = false
+        // Resumed even when shutting down: a suspended source must not be cancelled and released.
+        for source in acceptSources { source.resume() }
+    }
+
     /// Tells the client why, then closes: one small write that a fresh socket's buffer takes whole.
     private func refuse(_ descriptor: Int32, _ error: WireError) {
         let line = WireReply.failure(id: .null, error: error).line
@@ -233,6 +282,7 @@ public final class Server: @unchecked Sendable {
             guard !isShuttingDown else { return }
             isShuttingDown = true
             shutdownCompletion = completion
+            resumeAccepting()
             for source in acceptSources { source.cancel() }
             acceptSources = []
             idleTimer?.cancel()
@@ -249,6 +299,10 @@ public final class Server: @unchecked Sendable {
     private func finishShutdown() {
         guard let completion = shutdownCompletion else { return }
         shutdownCompletion = nil
+        if spareDescriptor >= 0 {
+            Glibc.close(spareDescriptor)
+            spareDescriptor = -1
+        }
         // Every connection's context has rolled back (Connection closes its session first);
         // close the store so SQLite checkpoints and releases its files.
         state.subscriptions.stop { [self] in
