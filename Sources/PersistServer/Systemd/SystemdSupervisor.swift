@@ -86,11 +86,12 @@ public final class SystemdSupervisor: @unchecked Sendable {
                 Logger.daemon.log(.error, "withholding the watchdog ping: \(probeFailure)")
             }
         } else {
-            notifier.watchdog()
+            // Logged before the ping: whoever sees the ping resume finds the line already written.
             if withholding {
                 withholding = false
                 Logger.daemon.log(.notice, "the serving loop and the store answer again; watchdog pings resumed")
             }
+            notifier.watchdog()
         }
         startProbe()
     }
