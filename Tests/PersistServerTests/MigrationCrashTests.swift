@@ -21,7 +21,7 @@ struct MigrationCrashTests {
     static var rounds: Int { ProcessInfo.processInfo.environment["PERSIST_MIGRATION_CRASH_ROUNDS"].flatMap(Int.init) ?? 6 }
     static var rows: Int { ProcessInfo.processInfo.environment["PERSIST_MIGRATION_CRASH_ROWS"].flatMap(Int.init) ?? 20_000 }
     static var seed: UInt64 {
-        ProcessInfo.processInfo.environment["PERSIST_MIGRATION_CRASH_SEED"].flatMap { UInt64($0) } ?? 0x5EED_0003
+        ProcessInfo.processInfo.environment["PERSIST_MIGRATION_CRASH_SEED"].flatMap { UInt64($0) } ?? 77
     }
 
     /// SplitMix64: a small seeded generator, so a failing round can be run again.
@@ -131,6 +131,7 @@ struct MigrationCrashTests {
         var generator = SplitMix64(state: Self.seed)
         var outcomes: [Version: Int] = [:]
         var phases: [String: Int] = [:]
+        var delaysByPhase: [String: [Int]] = [:]
         for round in 0..<Self.rounds {
             let store = try Self.copyStore(pristine, to: work)
             let delay = Int.random(in: 0...range, using: &generator)
@@ -151,6 +152,7 @@ struct MigrationCrashTests {
                 phase = "during the backup"
             }
             phases[phase, default: 0] += 1
+            delaysByPhase[phase, default: []].append(delay)
 
             let (version, state) = try Self.version(of: store, v1: v1, v2: v2, rows: Self.rows)
             #expect(version != nil, "round \(round) (killed after \(delay) ms): neither wholly v1 nor wholly v2: \(state)")
@@ -168,6 +170,6 @@ struct MigrationCrashTests {
             // when the killed one had not committed) is a whole v1 store.
             #expect(try Self.version(of: backup, v1: v1, v2: v2, rows: Self.rows).0 == .old, "round \(round): backup")
         }
-        print("MigrationCrashTests: a whole start with migration took \(whole); kill delays 0–\(range) ms; outcomes: \(outcomes[.old] ?? 0) left wholly v1, \(outcomes[.new] ?? 0) wholly v2; killed \(phases.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")) (seed \(Self.seed))")
+        print("MigrationCrashTests: a whole start with migration took \(whole); kill delays 0–\(range) ms; outcomes: \(outcomes[.old] ?? 0) left wholly v1, \(outcomes[.new] ?? 0) wholly v2; killed \(phases.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value) (\(delaysByPhase[$0.key]?.min() ?? 0)–\(delaysByPhase[$0.key]?.max() ?? 0) ms)" }.joined(separator: ", ")) (seed \(Self.seed))")
     }
 }
