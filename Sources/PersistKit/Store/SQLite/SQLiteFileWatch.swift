@@ -76,6 +76,24 @@ final class SQLiteFileWatch: Sendable {
         throw error
     }
 
+    /// Connections of stores whose files were found changed, kept open until the process
+    /// exits (see ``keepsOpen(_:)``).
+    private static let keptOpen = Locked<[SQLiteConnection]>([])
+
+    /// Whether `connection` must not be closed, because the files were found changed; if so,
+    /// it is kept open until the process exits.
+    ///
+    /// Closing the last connection to a WAL database checkpoints the WAL and deletes the
+    /// `-wal` and `-shm` files *by name*. Once the path names another file, those may be the
+    /// new file's: closing could copy the new file's WAL frames into the old file and delete
+    /// its `-wal`. A connection never closed leaves the files as a crash would, which SQLite
+    /// recovers from; its WAL was already checkpointed and emptied by ``rescue(_:)``.
+    func keepsOpen(_ connection: SQLiteConnection) -> Bool {
+        guard failure != nil else { return false }
+        Self.keptOpen.withLock { $0.append(connection) }
+        return true
+    }
+
     /// Saves what the connection still sees, which may be nowhere else any more.
     ///
     /// 1. `VACUUM INTO <store>.rescued-<seconds since 1970>`: a consistent copy of the database

@@ -171,6 +171,7 @@ public final class SQLiteStore: PersistentStore {
 
     deinit {
         state.withLock { state in
+            if let connection = state.connection, fileWatch.keepsOpen(connection) { state.connection = nil; return }
             try? state.connection?.close()
             state.connection = nil
         }
@@ -288,6 +289,7 @@ public final class SQLiteStore: PersistentStore {
     public func close() throws {
         try state.withLock { state in
             defer { state.connection = nil }
+            if let connection = state.connection, fileWatch.keepsOpen(connection) { return }
             do { try state.connection?.close() } catch let error as SQLiteError {
                 throw error.persistenceError(.sqlite, "the store could not be closed", path: url?.path)
             }
