@@ -51,7 +51,7 @@ final class SQLiteFileWatch: Sendable {
                 return "the store file was deleted or moved away while it was open"
             }
             if now != opened {
-                return "the store file was replaced by another file while it was open (inode \(opened) is now \(now))"
+                return "the store file was replaced by another file while it was open (device:inode \(opened) is now \(now))"
             }
             guard watchesWAL else { return nil }
             let wal = SQLiteFileIdentity.of(path + "-wal")
@@ -60,12 +60,12 @@ final class SQLiteFileWatch: Sendable {
                 return nil
             }
             guard let wal else { return "its -wal file was deleted while the store was open" }
-            if wal != recorded { return "its -wal file was replaced while the store was open (inode \(recorded) is now \(wal))" }
+            if wal != recorded { return "its -wal file was replaced while the store was open (device:inode \(recorded) is now \(wal))" }
             return nil
         }
         guard let problem else { return }
         let rescued = rescue(connection)
-        var message = "\(problem); writes are refused until persistd (or the program) reopens the store"
+        var message = "\(problem); writes are refused until the store is opened again (persistd restarted)"
         if let rescued {
             message += "; everything saved before is in \(rescued)"
         } else {
