@@ -12,6 +12,7 @@ extension WireError {
     /// | 134301 history token expired | `history_expired` |
     /// | 1550–1680 other validation | `validation_failed` |
     /// | 134091 query time limit | `query_timeout` |
+    /// | 134092 store file replaced or `-wal` deleted | `store_replaced` (also logged as an error) |
     /// | anything else | `internal` |
     ///
     /// Every failing object and key is listed in `errors`: `[{"object","key","code","message"}]`.
@@ -40,7 +41,8 @@ extension WireError {
         }
         let message = all.count == 1 ? all[0].message : error.message
         var details = (code == .internal || code == .queryTimeout) && all.count == 1 ? [] : [JSON.Member("errors", .array(list))]
-        if code == .busy || code == .historyExpired { details = [] }
+        if code == .busy || code == .historyExpired || code == .storeReplaced { details = [] }
+        if code == .storeReplaced { Logger.daemon.log(.error, "refusing writes: \(message)") }
         let conflicts = error.conflicts.isEmpty ? all.flatMap(\.conflicts) : error.conflicts
         if !conflicts.isEmpty { details.append(JSON.Member("conflicts", Self.conflictList(conflicts))) }
         self.init(code, message, details: details)
@@ -54,6 +56,7 @@ extension WireError {
         case PersistenceError.Code.managedObjectMerge.rawValue: return .mergeConflict
         case PersistenceError.Code.queryTimeout.rawValue: return .queryTimeout
         case PersistenceError.Code.persistentStoreTimeout.rawValue: return .busy
+        case PersistenceError.Code.persistentStoreReplaced.rawValue: return .storeReplaced
         case PersistenceError.Code.persistentHistoryTokenExpired.rawValue: return .historyExpired
         case 1550...1680: return .validationFailed
         default: return .internal

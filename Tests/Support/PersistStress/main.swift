@@ -14,6 +14,9 @@ import PersistKit
 //        sets attributes of the counter NAME (integers, or strings when not a number)
 //   PersistStress insert  --store PATH --name NAME [--history]   inserts a counter NAME
 //   PersistStress delete  --store PATH --name NAME [--history]   deletes the counter NAME
+//   PersistStress hold    --store PATH
+//        takes the store's write lock (BEGIN IMMEDIATE), prints {"holding":true}, keeps it
+//        until its standard input ends, then commits and prints {"released":true}
 
 /// The model both this program and the tests use: the tests read it from `PersistStress model`.
 func makeModel() -> ManagedObjectModel {
@@ -180,6 +183,20 @@ case "update", "insert", "delete":
     } catch { fail("\(error)") }
     printJSON([options.command: options.name])
 
+case "hold":
+    // Plain SQLite, as any other program on the store would: the write lock, and nothing else.
+    do {
+        let connection = try SQLiteConnection(path: options.store, flags: [.readWrite, .noMutex])
+        connection.setBusyTimeout(seconds: 10)
+        try connection.execute("BEGIN IMMEDIATE TRANSACTION")
+        // Unbuffered, so the test reads it at once.
+        FileHandle.standardOutput.write(Data(#"{"holding":true}"#.utf8 + [0x0A]))
+        _ = FileHandle.standardInput.readDataToEndOfFile()
+        try connection.execute("COMMIT TRANSACTION")
+        try connection.close()
+    } catch { fail("\(error)") }
+    printJSON(["released": true])
+
 default:
-    fail("usage: PersistStress model|create|stress|update|insert|delete --store PATH …")
+    fail("usage: PersistStress model|create|stress|update|insert|delete|hold --store PATH …")
 }

@@ -21,7 +21,7 @@ extension SQLiteStore {
             var compiler = SQLitePredicateCompiler(schema: schema, entity: fetch.entity)
             let (table, whereSQL, arguments) = try whereClause(fetch, &compiler)
             let select = "SELECT \"t0\".\"Z_PK\", \"t0\".\"Z_ENT\" FROM \(fromClause(table, compiler))\(whereSQL)"
-            return try withConnection(.sqlite, "batch deleting \(fetch.entity.name) failed") { connection in
+            return try withWriteConnection(.sqlite, "batch deleting \(fetch.entity.name) failed") { connection in
                 try recordingBatch(.delete, connection) {
                     try batchDelete(try selectIDs(select, arguments, connection), table: table, connection)
                 }
@@ -30,7 +30,7 @@ extension SQLiteStore {
             let mine = ids.filter { !$0.isTemporaryID && $0.storeIdentifier == identifier }
             guard let first = mine.first else { return StoreBatchResult(count: 0, objectIDs: []) }
             let table = schema.tables[try layout(of: first.entity).tableIndex]
-            return try withConnection(.sqlite, "batch deleting \(first.entity.name) failed") { connection in
+            return try withWriteConnection(.sqlite, "batch deleting \(first.entity.name) failed") { connection in
                 try recordingBatch(.delete, connection) {
                     // Only objects that exist, with their stored entity.
                     var existing: [ManagedObjectID] = []
@@ -77,7 +77,7 @@ extension SQLiteStore {
         let columns = (["Z_PK", "Z_ENT", "Z_OPT"] + names).map(SQLiteSchema.quote).joined(separator: ", ")
         let sql = "INSERT INTO \(SQLiteSchema.quote(table.name)) (\(columns)) VALUES (\(Self.placeholders(names.count + 3)))"
         let count = rows.count
-        let result = try withConnection(.sqlite, "batch inserting \(entity.name) failed") { connection in
+        let result = try withWriteConnection(.sqlite, "batch inserting \(entity.name) failed") { connection in
             try recordingBatch(.insert, connection) {
                 try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + ? WHERE \"Z_ENT\" = ?",
                                        [.integer(Int64(count)), .integer(Int64(rootNumber))])
@@ -121,7 +121,7 @@ extension SQLiteStore {
         let keys = "SELECT \"t0\".\"Z_PK\" FROM \(fromClause(table, compiler))\(whereSQL)"
         let update = "UPDATE \(SQLiteSchema.quote(table.name)) AS \"t0\" SET \(sets.joined(separator: ", ")) WHERE \"t0\".\"Z_PK\" IN (\(keys))"
         let setArguments = values.arguments
-        return try withConnection(.sqlite, "batch updating \(fetch.entity.name) failed") { connection in
+        return try withWriteConnection(.sqlite, "batch updating \(fetch.entity.name) failed") { connection in
             try recordingBatch(.update(assignments.map(\.attribute.name)), connection) {
                 let ids = try selectIDs(select, whereArguments, connection)
                 try connection.execute(update, setArguments + whereArguments)

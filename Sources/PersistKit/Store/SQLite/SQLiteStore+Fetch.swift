@@ -259,7 +259,7 @@ extension SQLiteStore {
         guard !isReadOnly else { throw readOnlyError("allocate primary keys") }
         let layout = try layout(of: entity)
         let rootNumber = schema.layout(of: schema.tables[layout.tableIndex].root)?.number ?? layout.number
-        let last: Int64 = try withConnection(.sqlite, "allocating primary keys for \(entity.name) failed") { connection in
+        let last: Int64 = try withWriteConnection(.sqlite, "allocating primary keys for \(entity.name) failed") { connection in
             try connection.inTransaction(.immediate) {
                 try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + ? WHERE \"Z_ENT\" = ?",
                                        [.integer(Int64(count)), .integer(Int64(rootNumber))])

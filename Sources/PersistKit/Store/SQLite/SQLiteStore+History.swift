@@ -246,7 +246,7 @@ extension SQLiteStore: PersistentHistoryStore {
     private func deleteHistory(where condition: String, _ argument: StoreValue) throws -> PersistentHistoryResult {
         guard !isReadOnly else { throw readOnlyError("delete history") }
         let storeID = identifier
-        return try withConnection(.sqlite, "deleting persistent history failed") { connection in
+        return try withWriteConnection(.sqlite, "deleting persistent history failed") { connection in
             try connection.inTransaction(.immediate) {
                 try connection.execute("""
                     DELETE FROM "ACHANGE" WHERE "ZTRANSACTIONID" IN (SELECT "Z_PK" FROM "ATRANSACTION" WHERE \(condition))

@@ -72,7 +72,7 @@ extension SQLiteStore {
     public func save(_ changes: StoreSaveRequest) throws {
         guard !changes.isEmpty else { return }
         guard !isReadOnly else { throw readOnlyError("save") }
-        try withConnection(.sqlite, "saving to the store failed") { connection in
+        try withWriteConnection(.sqlite, "saving to the store failed") { connection in
             // Noted only once committed: a rolled-back number may be reused by another process.
             var historyNumber: Int64?
             try connection.inTransaction(.immediate) {

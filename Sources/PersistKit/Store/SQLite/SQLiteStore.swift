@@ -41,9 +41,17 @@ public final class SQLiteStore: PersistentStore {
     let storeMetadata: SQLiteMetadata
     /// The connection, confined by this lock.
     let state: Locked<State>
+    /// Whether the store file and its `-wal` are still the ones opened (checked before writes).
+    let fileWatch: SQLiteFileWatch
     /// Persistent history and remote-change bookkeeping (see `SQLiteStore+History.swift`);
     /// taken alone or inside `state`'s lock, never the other way round.
     let historyState = Locked(HistoryState())
+
+    /// The `journal_size_limit` a store gets unless `options.sqlitePragmas` sets one: 4 MiB,
+    /// about `wal_autocheckpoint`'s 1,000 pages. A `-wal` file that grew past it (while a reader
+    /// pinned an old snapshot) is truncated back to it when the WAL is next reset
+    /// (`docs/stores.md`, "WAL size").
+    public static let defaultJournalSizeLimit = 4 * 1024 * 1024
 
     /// Pragmas `options.sqlitePragmas` may set, with a check of each value.
     static let allowedPragmas: [String: @Sendable (String) -> Bool] = [
@@ -148,11 +156,14 @@ public final class SQLiteStore: PersistentStore {
         self.isReadOnly = options.readOnly
         self.isHistoryTracked = options.persistentHistoryTracking
         self.busyTimeout = options.busyTimeout
+        let journalMode = (try? connection.pragma("journal_mode"))?.lowercased()
+        self.fileWatch = SQLiteFileWatch(path: path, watchesWAL: journalMode == "wal")
         self.state = Locked(State(connection: connection, busyHandler: busyHandler))
     }
 
     deinit {
         state.withLock { state in
+            if let connection = state.connection, fileWatch.keepsOpen(connection) { state.connection = nil; return }
             try? state.connection?.close()
             state.connection = nil
         }
@@ -190,7 +201,7 @@ public final class SQLiteStore: PersistentStore {
     }
 
     private static func applyPragmas(_ connection: SQLiteConnection, options: StoreOptions, path: String) throws {
-        var pragmas = ["journal_mode": "WAL", "synchronous": "NORMAL"]
+        var pragmas = ["journal_mode": "WAL", "synchronous": "NORMAL", "journal_size_limit": String(defaultJournalSizeLimit)]
         for (name, value) in options.sqlitePragmas { pragmas[name.lowercased()] = value }
         // journal_mode first: it must run outside a transaction and before the others take effect.
         if let mode = pragmas.removeValue(forKey: "journal_mode") { try connection.setPragma("journal_mode", mode) }
@@ -296,6 +307,7 @@ public final class SQLiteStore: PersistentStore {
     public func close() throws {
         try state.withLock { state in
             defer { state.connection = nil }
+            if let connection = state.connection, fileWatch.keepsOpen(connection) { return }
             do { try state.connection?.close() } catch let error as SQLiteError {
                 throw error.persistenceError(.sqlite, "the store could not be closed", path: url?.path)
             }
