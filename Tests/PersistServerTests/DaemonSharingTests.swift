@@ -7,9 +7,8 @@ import Testing
 /// sees both, and merge policies resolve real conflicts over the wire.
 @Suite("sharing between daemons", .timeLimit(.minutes(1)))
 struct DaemonSharingTests {
-    /// Daemon A, then daemon B on the same store with another socket. B starts once A has
-    /// answered a request: A's socket accepts before its store is open, and two processes
-    /// must not create one new store at once (docs/sharing.md, Limits).
+    /// Daemon A, then daemon B on the same store with another socket, each started once the
+    /// one before answers (so the tests begin with both serving).
     static func pair(_ extra: [String] = []) throws -> (DaemonHarness, DaemonHarness) {
         let a = try DaemonHarness.start(extra)
         _ = try a.connect().result(["op": "ping"])
