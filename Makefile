@@ -52,11 +52,12 @@ test: deps
 test-tsan: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter 'Concurrency'
 
-## stress: the long variants of the crash tests (docs/RELIABILITY.md): 120 kill -9 rounds, saves of up to 10,000 objects.
+## stress: the long variants of the crash tests (docs/RELIABILITY.md): 120 kill -9 rounds, saves of up to 10,000 objects,
+## 300 simulated power cuts per synchronous mode.
 stress: deps
 	$(SWIFT) build --build-tests
-	PERSIST_CRASH_ROUNDS=120 PERSIST_CRASH_MAX_SAVE=10000 PERSIST_BIN_DIR=$$($(SWIFT) build --show-bin-path) \
-	  $(SWIFT) test --skip-build --filter 'CrashRecoveryTests|Abuse'
+	PERSIST_CRASH_ROUNDS=120 PERSIST_CRASH_MAX_SAVE=10000 PERSIST_POWER_CUTS=300 PERSIST_BIN_DIR=$$($(SWIFT) build --show-bin-path) \
+	  $(SWIFT) test --skip-build --filter 'CrashRecoveryTests|Abuse|FaultInjectionPowerLossTests'
 
 run: build
 	mkdir -p $(RUN_DIR)

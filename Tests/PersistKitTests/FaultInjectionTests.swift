@@ -1,0 +1,222 @@
+import Foundation
+import Testing
+@testable import PersistKit
+
+/// Failed writes, failed fsyncs and a full disk during a save, through the fault-injecting VFS
+/// (`FaultScope`, `Sources/CFaultVFS`): for N = 1, 2, … the N-th write (or sync) of a save of
+/// inserts, updates, deletes and relationship changes fails, until the save makes fewer than N
+/// of them and succeeds. Each failed save throws a `PersistenceError` naming the failure, the
+/// context keeps its changes, the store on disk is unchanged and intact, and the next save
+/// writes everything (docs/RELIABILITY.md).
+@Suite("Fault injection: failed writes, failed syncs, full disk")
+struct FaultInjectionTests {
+    typealias M = ContextTestModel
+    typealias S = SQLiteTestSupport
+
+    /// One kind of fault.
+    enum Fault: String, CustomTestStringConvertible, CaseIterable {
+        case write
+        case sync
+        case diskFull
+
+        var testDescription: String { rawValue }
+        var operation: FaultScope.Operation { self == .sync ? .sync : .write }
+        var code: Int32 {
+            switch self {
+            case .write: FaultScope.Code.ioErrWrite
+            case .sync: FaultScope.Code.ioErrFsync
+            case .diskFull: FaultScope.Code.full
+            }
+        }
+        /// What the error's message must say.
+        var named: String {
+            switch self {
+            case .write: "disk I/O error (SQLITE_IOERR_WRITE)"
+            case .sync: "disk I/O error (SQLITE_IOERR_FSYNC)"
+            case .diskFull: "database or disk is full (SQLITE_FULL)"
+            }
+        }
+        /// A full disk stays full: every write from the N-th fails, until the fault is disarmed.
+        var persistent: Bool { self == .diskFull }
+        /// With the default synchronous=NORMAL a WAL commit does not sync: the sync faults
+        /// are met with FULL, which syncs the WAL at every commit.
+        var pragmas: [String: String] { self == .sync ? ["synchronous": "FULL"] : [:] }
+    }
+
+    /// A store in a watched directory, with a baseline of breweries, beers and tags.
+    struct Fixture {
+        let directory: URL
+        let url: URL
+        let scope: FaultScope
+        let coordinator: PersistentStoreCoordinator
+        let context: ManagedObjectContext
+
+        init(pragmas: [String: String] = [:]) throws {
+            directory = try M.temporaryDirectory()
+            url = directory.appendingPathComponent("store.sqlite")
+            scope = try FaultScope(directory: directory)
+            coordinator = PersistentStoreCoordinator(managedObjectModel: M.make())
+            var options = StoreOptions(sqlitePragmas: pragmas)
+            options.sqliteVFSName = FaultScope.vfsName
+            try coordinator.addPersistentStore(type: .sqlite, at: url, options: options)
+            context = M.context(coordinator)
+            let breweries = (0..<4).map { M.insert("Brewery", into: context, ["name": "brewery-\($0)", "city": "Ghent"]) }
+            let tags = (0..<5).map { M.insert("Tag", into: context, ["name": "tag-\($0)"]) }
+            for index in 0..<Self.baseBeers {
+                let beer = M.insert("Beer", into: context, ["name": "base-\(index)", "abv": 5.0, "ibu": Int16(20)])
+                beer.setValue(breweries[index % breweries.count], forKey: "brewery")
+                beer.setValue(Set([tags[index % tags.count]]), forKey: "tags")
+            }
+            try context.save()
+        }
+
+        static let baseBeers = 140
+
+        func remove() {
+            for store in coordinator.persistentStores { try? coordinator.remove(store) }
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        func object(_ entity: String, named name: String) throws -> ManagedObject {
+            try #require(try context.fetch(M.request(entity, .equal("name", .string(name)))).first, "no \(entity) \(name)")
+        }
+
+        /// Round `round`'s change: a brewery with three beers and a new tag (inserts and
+        /// relationships), beer base-2r moved to it with a new abv and tag (updates), beer
+        /// base-(2r+1) deleted (its join rows with it). Returns the change counts.
+        func change(round: Int) throws -> (inserted: Int, updated: Int, deleted: Int) {
+            let brewery = M.insert("Brewery", into: context, ["name": "B-\(round)", "city": "Leuven"])
+            let tag = M.insert("Tag", into: context, ["name": "t-\(round)"])
+            for index in 0..<3 {
+                let beer = M.insert("Beer", into: context, ["name": "r\(round)-\(index)", "abv": Double(4 + index)])
+                beer.setValue(brewery, forKey: "brewery")
+                beer.setValue(Set([tag]), forKey: "tags")
+            }
+            let moved = try object("Beer", named: "base-\(2 * round)")
+            moved.setValue(Double(round) + 0.5, forKey: "abv")
+            moved.setValue(brewery, forKey: "brewery")
+            moved.setValue(((moved.value(forKey: "tags") as? Set<ManagedObject>) ?? []).union([tag]), forKey: "tags")
+            context.delete(try object("Beer", named: "base-\(2 * round + 1)"))
+            context.processPendingChanges()
+            return (context.insertedObjects.count, context.updatedObjects.count, context.deletedObjects.count)
+        }
+
+        /// Checks, through a new coordinator on SQLite's default VFS, that round `round` is saved whole.
+        func expectSaved(round: Int) throws {
+            let coordinator = PersistentStoreCoordinator(managedObjectModel: M.make())
+            let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
+            defer { try? coordinator.remove(store) }
+            let context = M.context(coordinator)
+            let brewery = try #require(try context.fetch(M.request("Brewery", .equal("name", .string("B-\(round)")))).first)
+            #expect(M.names(brewery.value(forKey: "beers")) == ["base-\(2 * round)", "r\(round)-0", "r\(round)-1", "r\(round)-2"])
+            let tag = try #require(try context.fetch(M.request("Tag", .equal("name", .string("t-\(round)")))).first)
+            #expect(M.names(tag.value(forKey: "beers")) == ["base-\(2 * round)", "r\(round)-0", "r\(round)-1", "r\(round)-2"])
+            let moved = try #require(try context.fetch(M.request("Beer", .equal("name", .string("base-\(2 * round)")))).first)
+            #expect(moved.value(forKey: "abv") as? Double == Double(round) + 0.5)
+            #expect(M.names(moved.value(forKey: "tags")) == ["t-\(round)", "tag-\(2 * round % 5)"])
+            #expect(try context.fetch(M.request("Beer", .equal("name", .string("base-\(2 * round + 1)")))).isEmpty)
+        }
+    }
+
+    /// Every row of every entity and join table (not the key counters: a save that fails after
+    /// its primary keys were allocated leaves Z_PRIMARYKEY.Z_MAX ahead), read on SQLite's default VFS.
+    static func contents(_ url: URL) throws -> [String: [[String]]] {
+        let tables = try S.query(url, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('Z_PRIMARYKEY', 'Z_METADATA', 'Z_MODELCACHE') ORDER BY name")
+        var contents: [String: [[String]]] = [:]
+        for table in tables.map({ $0[0] }) {
+            contents[table] = try S.query(url, "SELECT * FROM \"\(table)\" ORDER BY 1, 2")
+        }
+        return contents
+    }
+
+    static func expectIntact(_ url: URL) throws {
+        #expect(try S.query(url, "PRAGMA integrity_check") == [["ok"]])
+    }
+
+    @Test("fail the N-th write / fsync / write on a full disk, N = 1, 2, … until the save succeeds",
+          .timeLimit(.minutes(1)), arguments: Fault.allCases)
+    func failNthOperation(_ fault: Fault) throws {
+        let fixture = try Fixture(pragmas: fault.pragmas)
+        defer { fixture.remove() }
+        var failures = 0
+        for n in 1...(Fixture.baseBeers / 2 - 1) {
+            let round = n
+            let counts = try fixture.change(round: round)
+            let before = try Self.contents(fixture.url)
+            fixture.scope.arm(fault.operation, at: n, error: fault.code, persistent: fault.persistent)
+            do {
+                try fixture.context.save()
+                fixture.scope.disarm()
+                // The save made fewer than n operations of the kind: every smaller n failed it.
+                #expect(fixture.scope.count(fault.operation) < n)
+                #expect(failures == n - 1)
+                #expect(failures > 0, "no \(fault) ever failed a save")
+                try fixture.expectSaved(round: round)
+                try Self.expectIntact(fixture.url)
+                print("fault injection, \(fault): \(failures) failed saves (N = 1…\(failures)), then N = \(n) saved; "
+                      + "\(fixture.scope.count(fault.operation)) \(fault.operation)s in that save")
+                return
+            } catch {
+                fixture.scope.disarm()
+                failures += 1
+                let persistence = try #require(error as? PersistenceError, "not a PersistenceError: \(error)")
+                #expect(persistence.code == .sqlite)
+                #expect(persistence.message.hasSuffix(": \(fault.named)"), "\(persistence)")
+                #expect(persistence.path == fixture.url.path)
+                // The context keeps its changes (ManagedObjectContext.save()'s contract).
+                #expect(fixture.context.hasChanges)
+                #expect((fixture.context.insertedObjects.count, fixture.context.updatedObjects.count,
+                         fixture.context.deletedObjects.count) == counts)
+                // Nothing reached the store, and it is intact.
+                #expect(try Self.contents(fixture.url) == before)
+                try Self.expectIntact(fixture.url)
+                // The next save, the fault gone, writes everything.
+                try fixture.context.save()
+                #expect(!fixture.context.hasChanges)
+                try fixture.expectSaved(round: round)
+            }
+        }
+        Issue.record("a save with the \(fault) fault armed never succeeded")
+    }
+
+    @Test("a full disk fails every save until space is freed; reads go on meanwhile", .timeLimit(.minutes(1)))
+    func diskStaysFull() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        _ = try fixture.change(round: 1)
+        fixture.scope.arm(.write, at: 1, error: FaultScope.Code.full, persistent: true)
+        for _ in 0..<3 {
+            #expect(throws: PersistenceError.self) { try fixture.context.save() }
+            #expect(fixture.context.hasChanges)
+            // Reads need no writes.
+            #expect(try fixture.context.count(for: M.request("Beer")) == Fixture.baseBeers + 3 - 1)
+        }
+        #expect(fixture.scope.injected >= 3)
+        fixture.scope.disarm()
+        try fixture.context.save()
+        try fixture.expectSaved(round: 1)
+        try Self.expectIntact(fixture.url)
+    }
+
+    @Test("the VFS is used only when asked, and counts the store's writes and syncs", .timeLimit(.minutes(1)))
+    func countsOperations() throws {
+        let fixture = try Fixture(pragmas: ["synchronous": "FULL"])
+        defer { fixture.remove() }
+        fixture.scope.arm(.write, at: Int.max, error: FaultScope.Code.ioErrWrite)
+        _ = try fixture.change(round: 1)
+        try fixture.context.save()
+        #expect(fixture.scope.count(.write) > 0)
+        // synchronous=FULL syncs the WAL at each commit: the key allocations and the save.
+        #expect(fixture.scope.count(.sync) > 0)
+        #expect(fixture.scope.injected == 0)
+        // An unknown VFS name is an open error, not a silent fallback.
+        var options = StoreOptions()
+        options.sqliteVFSName = "no-such-vfs"
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: M.make())
+        let error = #expect(throws: PersistenceError.self) {
+            try coordinator.addPersistentStore(type: .sqlite, at: fixture.directory.appendingPathComponent("other.sqlite"), options: options)
+        }
+        #expect(error?.code == .persistentStoreOpen)
+        #expect(error?.underlying?.contains("no such vfs") == true)
+    }
+}
