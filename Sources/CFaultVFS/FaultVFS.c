@@ -542,6 +542,19 @@ int64_t persist_fault_injected(int handle) {
     return count;
 }
 
+int64_t persist_fault_unsynced(int handle, const char *path) {
+    char resolved[PATH_MAX];
+    if (path && !realpath(path, resolved)) return 0;
+    pthread_mutex_lock(&lock);
+    Scope *scope = scopeAt(handle);
+    int64_t count = 0;
+    for (Track *track = scope ? scope->tracks : NULL; track; track = track->next) {
+        if (!path || strcmp(track->path, resolved) == 0) count += track->count;
+    }
+    pthread_mutex_unlock(&lock);
+    return count;
+}
+
 void persist_fault_arm_power_cut(int handle, int64_t n) {
     pthread_mutex_lock(&lock);
     Scope *scope = scopeAt(handle);

@@ -118,13 +118,50 @@ struct FaultInjectionTests {
         }
     }
 
+    /// What a crash of the process right now would leave: the store's files as they are (the
+    /// kernel keeps every write, synced or not), without the `-shm` index, reopened on SQLite's
+    /// default VFS (which recovers from the WAL). Returns how many of round `round`'s four
+    /// changes are there (0 or 4: never a part), and whether the rest equals `before`.
+    static func afterProcessCrash(_ fixture: Fixture, round: Int, before: [String: [[String]]], name: String) throws -> (changes: Int, restUnchanged: Bool) {
+        let crash = fixture.directory.appendingPathComponent(name, isDirectory: true)
+        try FileManager.default.createDirectory(at: crash, withIntermediateDirectories: true)
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: fixture.url.path + suffix) {
+            try FileManager.default.copyItem(atPath: fixture.url.path + suffix, toPath: crash.appendingPathComponent("store.sqlite\(suffix)").path)
+        }
+        let url = crash.appendingPathComponent("store.sqlite")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: M.make())
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
+        defer { try? coordinator.remove(store) }
+        try expectIntact(url)
+        let context = M.context(coordinator)
+        func one(_ entity: String, _ name: String) throws -> ManagedObject? {
+            try context.fetch(M.request(entity, .equal("name", .string(name)))).first
+        }
+        var changes = 0
+        if try one("Brewery", "B-\(round)") != nil { changes += 1 }
+        if try one("Tag", "t-\(round)") != nil { changes += 1 }
+        if try one("Beer", "base-\(2 * round)")?.value(forKey: "abv") as? Double == Double(round) + 0.5 { changes += 1 }
+        if try one("Beer", "base-\(2 * round + 1)") == nil { changes += 1 }
+        return (changes, changes == 0 ? try contents(url) == before : true)
+    }
+
     /// Every row of every entity and join table (not the key counters: a save that fails after
     /// its primary keys were allocated leaves Z_PRIMARYKEY.Z_MAX ahead), read on SQLite's default VFS.
     static func contents(_ url: URL) throws -> [String: [[String]]] {
-        let tables = try S.query(url, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('Z_PRIMARYKEY', 'Z_METADATA', 'Z_MODELCACHE') ORDER BY name")
+        let connection = try SQLiteConnection(path: url.path, flags: [.readOnly])
+        defer { try? connection.close() }
         var contents: [String: [[String]]] = [:]
-        for table in tables.map({ $0[0] }) {
-            contents[table] = try S.query(url, "SELECT * FROM \"\(table)\" ORDER BY 1, 2")
+        // One read transaction: every table as of the same commit.
+        try connection.execute("BEGIN")
+        defer { try? connection.execute("COMMIT") }
+        let tables = try connection.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('Z_PRIMARYKEY', 'Z_METADATA', 'Z_MODELCACHE') ORDER BY name")
+        for table in tables {
+            let statement = try connection.prepare("SELECT * FROM \"\(table)\" ORDER BY 1, 2")
+            var rows: [[String]] = []
+            while try statement.step() {
+                rows.append((0..<Int32(statement.columnCount)).map { statement.isNull($0) ? "NULL" : statement.string($0) })
+            }
+            contents[table] = rows
         }
         return contents
     }
@@ -139,6 +176,7 @@ struct FaultInjectionTests {
         let fixture = try Fixture(pragmas: fault.pragmas)
         defer { fixture.remove() }
         var failures = 0
+        var failedButThereAfterCrash: [Int] = []
         for n in 1...(Fixture.baseBeers / 2 - 1) {
             let round = n
             let counts = try fixture.change(round: round)
@@ -154,7 +192,8 @@ struct FaultInjectionTests {
                 try fixture.expectSaved(round: round)
                 try Self.expectIntact(fixture.url)
                 print("fault injection, \(fault): \(failures) failed saves (N = 1…\(failures)), then N = \(n) saved; "
-                      + "\(fixture.scope.count(fault.operation)) \(fault.operation)s in that save")
+                      + "\(fixture.scope.count(fault.operation)) \(fault.operation)s in that save; "
+                      + "failed saves found whole after a process crash: N = \(failedButThereAfterCrash)")
                 return
             } catch {
                 fixture.scope.disarm()
@@ -170,6 +209,12 @@ struct FaultInjectionTests {
                 // Nothing reached the store, and it is intact.
                 #expect(try Self.contents(fixture.url) == before)
                 try Self.expectIntact(fixture.url)
+                // Had the process crashed now, the save would be wholly absent, or (its bytes
+                // written, only their sync failed) wholly there; never a part of it.
+                let crash = try Self.afterProcessCrash(fixture, round: round, before: before, name: "crash-\(n)")
+                #expect(crash.changes == 0 || crash.changes == 4, "a part of the failed save is there after a crash (N = \(n))")
+                #expect(crash.restUnchanged)
+                if crash.changes == 4 { failedButThereAfterCrash.append(n) }
                 // The next save, the fault gone, writes everything.
                 try fixture.context.save()
                 #expect(!fixture.context.hasChanges)

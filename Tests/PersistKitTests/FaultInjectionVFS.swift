@@ -92,6 +92,10 @@ final class FaultScope: Sendable {
     /// The faults injected since the scope was opened.
     var injected: Int { Int(persist_fault_injected(handle)) }
 
+    /// The writes to `file` (or, for `nil`, to every file of the scope) not yet made durable by
+    /// a sync: 0 means a power loss now would lose none of them.
+    func unsyncedWrites(_ file: URL? = nil) -> Int { Int(persist_fault_unsynced(handle, file?.path)) }
+
     /// Cuts the power at the `n`-th write or sync from now (0: now): that operation and every
     /// later one fails and leaves the disk as it was.
     func armPowerCut(at n: Int) { persist_fault_arm_power_cut(handle, Int64(n)) }

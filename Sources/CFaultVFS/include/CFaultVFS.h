@@ -73,6 +73,12 @@ int64_t persist_fault_count(int scope, int kind);
 /// Faults injected in the scope since it was opened.
 int64_t persist_fault_injected(int scope);
 
+/// The writes and truncates made to the file at `path` (or, for NULL, to every file of the
+/// scope) not yet made durable by a sync: 0 means a power loss now would lose none of them.
+/// In WAL mode the WAL is what makes a commit durable: the database file's writes between
+/// checkpoints need no sync, the WAL keeps their pages until a checkpoint has synced them.
+int64_t persist_fault_unsynced(int scope, const char *path);
+
 /// Cuts the power at the `n`-th write or sync (both counted together, from now, from 1): that
 /// operation and every later write, sync, truncate and delete in the scope fails with
 /// SQLITE_IOERR and leaves the disk alone, so the files stay as the cut left them.
