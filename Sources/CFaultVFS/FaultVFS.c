@@ -40,6 +40,7 @@ typedef struct Track {
 
 typedef struct Scope {
     int inUse;
+    uint64_t generation; // tells a reopened slot from the scope a file was opened in
     char *directory; // resolved, no trailing slash
     size_t directoryLength;
     int64_t writes;
@@ -58,7 +59,8 @@ typedef struct Scope {
 typedef struct FaultFile {
     sqlite3_file base;
     int scope;      // -1: not watched
-    Track *track;   // NULL: not watched
+    uint64_t generation;
+    Track *track;   // NULL: not watched; valid while the scope (same generation) is open
     sqlite3_file *real;
 } FaultFile;
 
@@ -67,6 +69,7 @@ static Scope scopes[MAX_SCOPES];
 static sqlite3_vfs faultVFS;
 static sqlite3_vfs *realVFS;
 static int registered;
+static uint64_t generations;
 
 // MARK: - Logs
 
@@ -127,6 +130,14 @@ static unsigned char *readReal(sqlite3_file *real, int64_t offset, int64_t lengt
 
 // MARK: - Fault decisions (called with the lock held)
 
+/// The scope `f` is watched in, or NULL if it is not watched or its scope was closed since
+/// (its track is freed then: the file passes straight through).
+static Scope *watching(const FaultFile *f) {
+    if (!f->track) return NULL;
+    Scope *scope = &scopes[f->scope];
+    return scope->inUse && scope->generation == f->generation ? scope : NULL;
+}
+
 /// Counts an operation of `kind` on a watched file; returns the error to fail it with, or SQLITE_OK.
 static int countOperation(Scope *scope, int kind) {
     if (scope->poweredOff) return SQLITE_IOERR;
@@ -160,7 +171,11 @@ static int faultWrite(sqlite3_file *file, const void *buffer, int amount, sqlite
     FaultFile *f = (FaultFile *)file;
     if (!f->track) return f->real->pMethods->xWrite(f->real, buffer, amount, offset);
     pthread_mutex_lock(&lock);
-    Scope *scope = &scopes[f->scope];
+    Scope *scope = watching(f);
+    if (!scope) {
+        pthread_mutex_unlock(&lock);
+        return f->real->pMethods->xWrite(f->real, buffer, amount, offset);
+    }
     int rc = countOperation(scope, PERSIST_FAULT_WRITE);
     if (rc == SQLITE_OK) {
         sqlite3_int64 size = 0;
@@ -193,7 +208,12 @@ static int faultTruncate(sqlite3_file *file, sqlite3_int64 size) {
     FaultFile *f = (FaultFile *)file;
     if (!f->track) return f->real->pMethods->xTruncate(f->real, size);
     pthread_mutex_lock(&lock);
-    int rc = scopes[f->scope].poweredOff ? SQLITE_IOERR_TRUNCATE : SQLITE_OK;
+    Scope *scope = watching(f);
+    if (!scope) {
+        pthread_mutex_unlock(&lock);
+        return f->real->pMethods->xTruncate(f->real, size);
+    }
+    int rc = scope->poweredOff ? SQLITE_IOERR_TRUNCATE : SQLITE_OK;
     if (rc == SQLITE_OK) {
         sqlite3_int64 before = 0;
         rc = f->real->pMethods->xFileSize(f->real, &before);
@@ -221,7 +241,12 @@ static int faultSync(sqlite3_file *file, int flags) {
     FaultFile *f = (FaultFile *)file;
     if (!f->track) return f->real->pMethods->xSync(f->real, flags);
     pthread_mutex_lock(&lock);
-    int rc = countOperation(&scopes[f->scope], PERSIST_FAULT_SYNC);
+    Scope *scope = watching(f);
+    if (!scope) {
+        pthread_mutex_unlock(&lock);
+        return f->real->pMethods->xSync(f->real, flags);
+    }
+    int rc = countOperation(scope, PERSIST_FAULT_SYNC);
     if (rc == SQLITE_OK) {
         rc = f->real->pMethods->xSync(f->real, flags);
         // Durable now: whatever was written to this path is on disk.
@@ -328,6 +353,7 @@ static int faultOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int
     FaultFile *f = (FaultFile *)file;
     f->real = (sqlite3_file *)(f + 1);
     f->scope = -1;
+    f->generation = 0;
     f->track = NULL;
     f->base.pMethods = NULL;
     int rc = realVFS->xOpen(realVFS, name, f->real, flags, outFlags);
@@ -341,7 +367,10 @@ static int faultOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int
     if (name && (flags & watchedKinds)) {
         pthread_mutex_lock(&lock);
         f->scope = scopeFor(name);
-        if (f->scope >= 0) f->track = trackFor(&scopes[f->scope], name);
+        if (f->scope >= 0) {
+            f->generation = scopes[f->scope].generation;
+            f->track = trackFor(&scopes[f->scope], name);
+        }
         if (!f->track) f->scope = -1;
         pthread_mutex_unlock(&lock);
     }
@@ -479,6 +508,7 @@ int persist_fault_scope_open(const char *directory) {
             scopes[i].inUse = 1;
             scopes[i].directory = copy;
             scopes[i].directoryLength = length;
+            scopes[i].generation = ++generations;
             found = i;
         }
     }
