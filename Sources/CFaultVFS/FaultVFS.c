@@ -709,14 +709,17 @@ int persist_fault_crash_image(int handle, const char *path, const char *destinat
                 if (stats) stats->dropped++;
             } else {
                 if (stats) stats->torn++;
-                // Each sector the write touches is kept or lost on its own.
+                // Each sector the write touches is kept, lost, or kept in part (its first bytes:
+                // a sector torn as the power fell) on its own.
                 int64_t start = change->offset;
                 int64_t end = change->offset + change->length;
                 for (int64_t sector = start - start % SECTOR; sector < end && rc == 0; sector += SECTOR) {
-                    if (splitmix64(&state) & 1) continue;
+                    uint64_t draw = splitmix64(&state);
+                    if (draw % 3 == 1) continue;
                     int64_t from = sector > start ? sector : start;
                     int64_t to = sector + SECTOR < end ? sector + SECTOR : end;
-                    rc = imagePut(&image, from, change->data + (from - start), to - from);
+                    if (draw % 3 == 2) to = from + (int64_t)((draw >> 8) % (uint64_t)(to - from));
+                    if (to > from) rc = imagePut(&image, from, change->data + (from - start), to - from);
                 }
             }
         }

@@ -36,8 +36,8 @@ enum {
 enum {
     /// Every unsynced write is lost (the file is as of its last sync).
     PERSIST_FAULT_DROP_ALL = 0,
-    /// Each unsynced write is kept, lost, or torn (each of its 512-byte sectors kept or lost),
-    /// at random from the seed.
+    /// Each unsynced write is kept, lost, or torn (each of its 512-byte sectors kept, lost, or
+    /// kept up to a random byte), at random from the seed.
     PERSIST_FAULT_RANDOM = 1,
 };
 
