@@ -53,13 +53,13 @@ test-tsan: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter 'Concurrency'
 
 ## stress: the long variants of the crash and fault tests (docs/RELIABILITY.md): 120 kill -9 rounds, saves of up to
-## 10,000 objects; 40 kill -9 rounds during a migration; 1,000 saves per phase of the WAL test; 8 contexts x 5,000
-## saves under the thread sanitizer.
+## 10,000 objects; 40 kill -9 rounds during a migration; 1,000 saves per phase of the WAL test; 300 simulated power
+## cuts per synchronous mode; 8 contexts x 5,000 saves under the thread sanitizer.
 stress: deps
 	$(SWIFT) build --build-tests
 	PERSIST_CRASH_ROUNDS=120 PERSIST_CRASH_MAX_SAVE=10000 PERSIST_MIGRATION_CRASH_ROUNDS=40 PERSIST_WAL_SAVES=1000 \
-	  PERSIST_BIN_DIR=$$($(SWIFT) build --show-bin-path) \
-	  $(SWIFT) test --skip-build --filter 'CrashRecoveryTests|Abuse|MigrationCrashTests|WALBoundTests'
+	  PERSIST_POWER_CUTS=300 PERSIST_BIN_DIR=$$($(SWIFT) build --show-bin-path) \
+	  $(SWIFT) test --skip-build --filter 'CrashRecoveryTests|Abuse|MigrationCrashTests|WALBoundTests|FaultInjectionPowerLossTests'
 	PERSIST_TSAN_SAVES=5000 $(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter 'ContextConcurrencyStressTests'
 
 run: build

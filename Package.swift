@@ -27,6 +27,12 @@ let package = Package(
             name: "PersistKit",
             dependencies: ["CSQLite"]
         ),
+        // Test support only (docs/RELIABILITY.md): a SQLite VFS that fails chosen writes and
+        // syncs and simulates power loss. Never linked into persistd or persistctl.
+        .target(
+            name: "CFaultVFS",
+            dependencies: ["CSQLite"]
+        ),
         .target(
             name: "PersistServer",
             dependencies: ["PersistKit", "CSystemd", "PersistCodegen"]
@@ -57,12 +63,12 @@ let package = Package(
         ),
         .testTarget(
             name: "PersistKitTests",
-            dependencies: ["PersistKit"],
+            dependencies: ["PersistKit", "CFaultVFS"],
             exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "PersistServerTests",
-            dependencies: ["PersistServer", "PersistKit"]
+            dependencies: ["PersistServer", "PersistKit", "CFaultVFS"]
         ),
         // Code generation (docs/codegen.md): the generator, its tool, the build plugin, an example.
         .target(

@@ -8,6 +8,12 @@ extension ManagedObjectContext {
     /// fails, the error lists every failing object and key (one error, or
     /// ``PersistenceError/Code/validationMultipleErrors`` with ``PersistenceError/detailedErrors``),
     /// nothing is written, and the context keeps its changes.
+    ///
+    /// The same holds when a store fails to write (an I/O error, a full disk): the store's
+    /// transaction is rolled back, the error (``PersistenceError/Code/sqlite`` for a SQLite
+    /// store) names the failure, and the context keeps its changes, inserted objects with the
+    /// permanent IDs they were given, so calling `save()` again once the cause is gone writes
+    /// them (see `docs/stores.md`).
     public func save() throws {
         try onQueue {
             guard hasChanges else { return }

@@ -34,6 +34,12 @@ public struct StoreOptions: Sendable, Hashable {
     /// a store made by persistd is migrated from the model copy kept in its metadata.
     /// See `docs/migration.md`.
     public var modelVersionHistory: ModelVersionHistory?
+    /// The name of the SQLite VFS a SQLite store is opened through (`sqlite3_open_v2`'s `zVfs`),
+    /// or `nil` (the default) for SQLite's default one. The VFS must be registered first
+    /// (`sqlite3_vfs_register`); an unknown name fails to open with
+    /// ``PersistenceError/Code/persistentStoreOpen``. Tests use it to inject I/O faults
+    /// (see `docs/stores.md`). persistd's own option; Core Data has none.
+    public var sqliteVFSName: String? = nil
 
     /// Creates store options; by default stores migrate with inferred mappings, as
     /// `NSPersistentContainer` does.

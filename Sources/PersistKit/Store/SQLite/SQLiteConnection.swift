@@ -41,10 +41,11 @@ public final class SQLiteConnection {
     /// Called with the SQL of each statement started, if set (for tests that assert exact SQL).
     public var statementObserver: ((String) -> Void)?
 
-    /// Opens the database at `path` (`sqlite3_open_v2`).
-    public init(path: String, flags: OpenFlags = [.readWrite, .create, .noMutex]) throws(SQLiteError) {
+    /// Opens the database at `path` (`sqlite3_open_v2`), through the registered VFS named
+    /// `vfs`, or SQLite's default VFS when it is `nil`.
+    public init(path: String, flags: OpenFlags = [.readWrite, .create, .noMutex], vfs: String? = nil) throws(SQLiteError) {
         var db: OpaquePointer?
-        let code = sqlite3_open_v2(path, &db, flags.rawValue, nil)
+        let code = sqlite3_open_v2(path, &db, flags.rawValue, vfs)
         guard code == SQLITE_OK, let db else {
             // "Whether or not an error occurs when it is opened, resources associated with the
             // database connection handle should be released by passing it to sqlite3_close()."

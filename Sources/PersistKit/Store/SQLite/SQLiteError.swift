@@ -52,8 +52,31 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public static let readOnly: Int32 = SQLITE_READONLY
 
     /// This error as a ``PersistenceError`` with code ``PersistenceError/Code/sqlite`` (or
-    /// `code`), keeping SQLite's description as the underlying cause.
+    /// `code`), keeping SQLite's description as the underlying cause. A storage failure (an I/O
+    /// error, a full disk) is named in the message itself, so a client that sees only the
+    /// message (persistd's `internal` error) still learns why: "saving to the store failed:
+    /// database or disk is full (SQLITE_FULL)".
     func persistenceError(_ code: PersistenceError.Code = .sqlite, _ message: String, path: String? = nil) -> PersistenceError {
-        PersistenceError(code, message, path: path, underlying: description)
+        PersistenceError(code, storageFailure.map { "\(message): \($0)" } ?? message, path: path, underlying: description)
     }
+
+    /// For an I/O error or a full disk, SQLite's text and the code's name, as
+    /// "disk I/O error (SQLITE_IOERR_FSYNC)"; `nil` for any other error.
+    var storageFailure: String? {
+        guard resultCode == SQLITE_IOERR || resultCode == SQLITE_FULL else { return nil }
+        // sqlite3_errstr returns a static English string for any code; it never returns NULL.
+        let text = String(cString: sqlite3_errstr(extendedResultCode))
+        return "\(text) (\(Self.storageCodeNames[extendedResultCode] ?? "SQLite error \(extendedResultCode)"))"
+    }
+
+    /// The names of the codes ``storageFailure`` names most often.
+    private static let storageCodeNames: [Int32: String] = [
+        SQLITE_FULL: "SQLITE_FULL", SQLITE_IOERR: "SQLITE_IOERR",
+        SQLITE_IOERR | (1 << 8): "SQLITE_IOERR_READ", SQLITE_IOERR | (2 << 8): "SQLITE_IOERR_SHORT_READ",
+        SQLITE_IOERR | (3 << 8): "SQLITE_IOERR_WRITE", SQLITE_IOERR | (4 << 8): "SQLITE_IOERR_FSYNC",
+        SQLITE_IOERR | (5 << 8): "SQLITE_IOERR_DIR_FSYNC", SQLITE_IOERR | (6 << 8): "SQLITE_IOERR_TRUNCATE",
+        SQLITE_IOERR | (7 << 8): "SQLITE_IOERR_FSTAT", SQLITE_IOERR | (10 << 8): "SQLITE_IOERR_DELETE",
+        SQLITE_IOERR | (13 << 8): "SQLITE_IOERR_NOMEM", SQLITE_IOERR | (18 << 8): "SQLITE_IOERR_SHMOPEN",
+        SQLITE_IOERR | (19 << 8): "SQLITE_IOERR_SHMSIZE", SQLITE_IOERR | (21 << 8): "SQLITE_IOERR_SHMMAP",
+    ]
 }

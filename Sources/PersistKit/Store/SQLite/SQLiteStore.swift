@@ -93,7 +93,8 @@ public final class SQLiteStore: PersistentStore {
         if exists { try Self.migrateIfNeeded(url: url, model: model, configurationName: configurationName, options: options) }
         let connection: SQLiteConnection
         do {
-            connection = try SQLiteConnection(path: path, flags: options.readOnly ? [.readOnly, .noMutex] : [.readWrite, .create, .noMutex])
+            connection = try SQLiteConnection(path: path, flags: options.readOnly ? [.readOnly, .noMutex] : [.readWrite, .create, .noMutex],
+                                              vfs: options.sqliteVFSName)
         } catch {
             throw PersistenceError(.persistentStoreOpen, "the store file could not be opened", path: path, underlying: error.description)
         }
