@@ -35,7 +35,8 @@ public struct StoreOptions: Sendable, Hashable {
     /// See `docs/migration.md`.
     public var modelVersionHistory: ModelVersionHistory?
     /// The name of the SQLite VFS a SQLite store is opened through (`sqlite3_open_v2`'s `zVfs`),
-    /// or `nil` (the default) for SQLite's default one. The VFS must be registered first
+    /// or `nil` (the default) for SQLite's default one; a migration's connection uses it too.
+    /// The VFS must be registered first
     /// (`sqlite3_vfs_register`); an unknown name fails to open with
     /// ``PersistenceError/Code/persistentStoreOpen``. Tests use it to inject I/O faults
     /// (see `docs/stores.md`). persistd's own option; Core Data has none.

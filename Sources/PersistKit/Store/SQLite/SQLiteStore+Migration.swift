@@ -21,7 +21,7 @@ extension SQLiteStore {
     public static func migrationPlan(forStoreAt url: URL, model: ManagedObjectModel, configurationName: String? = nil,
                                      options: StoreOptions = StoreOptions()) throws -> MigrationPlan {
         try model.freeze()
-        let connection = try openForMigration(url, readOnly: true)
+        let connection = try openForMigration(url, readOnly: true, vfs: options.sqliteVFSName)
         defer { try? connection.close() }
         return try plan(connection, url: url, model: model, configurationName: configurationName, options: options)
     }
@@ -37,7 +37,7 @@ extension SQLiteStore {
               FileManager.default.fileExists(atPath: path),
               ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0 else { return }
         let connection: SQLiteConnection
-        do { connection = try openForMigration(url, readOnly: false) } catch { return } // the open path reports it
+        do { connection = try openForMigration(url, readOnly: false, vfs: options.sqliteVFSName) } catch { return } // the open path reports it
         defer { try? connection.close() }
         let tables = (try? connection.strings("SELECT name FROM sqlite_master WHERE type = 'table'")) ?? []
         guard tables.contains("Z_METADATA"), tables.contains("Z_PRIMARYKEY") else { return }
@@ -58,7 +58,7 @@ extension SQLiteStore {
                                     options: StoreOptions = StoreOptions(),
                                     progress: (@Sendable (MigrationProgress) -> Void)? = nil) throws -> MigrationPlan {
         try model.freeze()
-        let connection = try openForMigration(url, readOnly: false)
+        let connection = try openForMigration(url, readOnly: false, vfs: options.sqliteVFSName)
         defer { try? connection.close() }
         return try run(connection, url: url, model: model, configurationName: configurationName, options: options, progress: progress)
     }
@@ -124,12 +124,13 @@ extension SQLiteStore {
         }
     }
 
-    private static func openForMigration(_ url: URL, readOnly: Bool) throws -> SQLiteConnection {
+    /// The migration's own connection, through the store's VFS (``StoreOptions/sqliteVFSName``).
+    private static func openForMigration(_ url: URL, readOnly: Bool, vfs: String?) throws -> SQLiteConnection {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw PersistenceError(.persistentStoreOpen, "the store file does not exist", path: url.path)
         }
         do {
-            let connection = try SQLiteConnection(path: url.path, flags: readOnly ? [.readOnly, .noMutex] : [.readWrite, .noMutex])
+            let connection = try SQLiteConnection(path: url.path, flags: readOnly ? [.readOnly, .noMutex] : [.readWrite, .noMutex], vfs: vfs)
             connection.setBusyTimeout(seconds: 5)
             connection.registerFunctions()
             return connection
