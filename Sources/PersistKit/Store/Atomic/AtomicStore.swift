@@ -27,8 +27,12 @@ public final class AtomicStore: Sendable {
     let entityNames: Set<String>
     let format: (any AtomicStoreFileFormat)?
     private let state: Locked<State>
-    /// Serializes saves, so one save's copy is not lost under another's.
-    private let saveLock = Locked(())
+    /// Serializes saves, so one save's copy is not lost under another's; counts them.
+    ///
+    /// Not a `Locked<Void>`: a zero-sized value has the address just past its object, which
+    /// the thread sanitizer does not clear when the object is freed, so a later lock at the
+    /// same address was reported as racing with a freed one.
+    private let saveLock = Locked(0)
     /// Test hook run when a save's temporary file is durable, before it replaces the store file.
     let beforeRename = Locked<(@Sendable (URL) throws -> Void)?>(nil)
 
@@ -142,7 +146,8 @@ public final class AtomicStore: Sendable {
         if options.readOnly {
             throw PersistenceError(.persistentStoreSave, "The \(type) store was opened read-only", path: url?.path)
         }
-        try saveLock.withLock { _ in
+        try saveLock.withLock { saves in
+            saves += 1
             var contents = try snapshot()
             try contents.apply(changes, storeIdentifier: identifier, entities: entityNames, path: url?.path)
             if let format, let url {
