@@ -44,6 +44,9 @@ public final class SQLiteStore: PersistentStore {
     /// Persistent history and remote-change bookkeeping (see `SQLiteStore+History.swift`);
     /// taken alone or inside `state`'s lock, never the other way round.
     let historyState = Locked(HistoryState())
+    /// The group commit of saves and key allocations (see `SQLiteStore+GroupCommit.swift`);
+    /// its lock is taken alone, never inside `state`'s.
+    let commitQueue = SQLiteCommitQueue()
 
     /// Pragmas `options.sqlitePragmas` may set, with a check of each value.
     static let allowedPragmas: [String: @Sendable (String) -> Bool] = [
