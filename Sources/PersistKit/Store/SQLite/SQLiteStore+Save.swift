@@ -2,12 +2,12 @@ import Foundation
 
 extension SQLiteStore {
     /// The columns a row of `layout`'s entity writes, with where each value comes from.
-    private enum WriteValue {
+    enum WriteValue: Sendable {
         case slot(Int)
         case slotEntity(Int)
     }
 
-    private struct WriteColumns {
+    struct WriteColumns: Sendable {
         var names: [String]
         var values: [WriteValue]
         /// `INSERT INTO … (Z_PK, Z_ENT, Z_OPT, …) VALUES (?, …)`, built once per entity.
@@ -77,11 +77,11 @@ extension SQLiteStore {
         // One write of a group commit: the group's transaction holds it, with other saves.
         try inGroupCommit("saving to the store failed") { connection in
             historyNumber = nil
-            var columnsByEntity: [String: WriteColumns] = [:]
+            // Built once per entity for the store's life (the schema does not change).
             func columns(_ layout: SQLiteSchema.EntityLayout) -> WriteColumns {
-                if let known = columnsByEntity[layout.entity.name] { return known }
+                if let known = writeColumnsCache.withLock({ $0[layout.number] }) { return known }
                 let computed = writeColumns(layout)
-                columnsByEntity[layout.entity.name] = computed
+                writeColumnsCache.withLock { $0[layout.number] = computed }
                 return computed
             }
 

@@ -47,6 +47,9 @@ public final class SQLiteStore: PersistentStore {
     /// The group commit of saves and key allocations (see `SQLiteStore+GroupCommit.swift`);
     /// its lock is taken alone, never inside `state`'s.
     let commitQueue = SQLiteCommitQueue()
+    /// The columns and SQL each entity's rows are written with, by entity number, built on
+    /// first use (see `SQLiteStore+Save.swift`).
+    let writeColumnsCache = Locked<[Int: WriteColumns]>([:])
 
     /// Pragmas `options.sqlitePragmas` may set, with a check of each value.
     static let allowedPragmas: [String: @Sendable (String) -> Bool] = [
