@@ -50,7 +50,7 @@ struct GroupCommitConcurrencyTests {
         // A stale change: read at version 1, then someone else saves version 2.
         let stale = M.context(coordinator)
         stale.name = "stale"
-        try stale.performAndWait {
+        stale.performAndWait {
             stale.object(with: sharedID).setValue(Int64(99), forKey: "value")
         }
         let other = M.context(coordinator)
