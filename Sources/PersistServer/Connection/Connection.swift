@@ -1,4 +1,5 @@
 import Dispatch
+import PersistKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -173,20 +174,38 @@ final class Connection: @unchecked Sendable {
                 deliver(reply)
             case .request(let request):
                 busy = true
+                // Most requests are answered before `handle` returns, on this queue: their
+                // reply is taken here, without a hop; a later reply hops back onto the queue.
+                let handoff = Locked<(inHandle: Bool, reply: WireReply?)>((true, nil))
                 session.handle(request) { [self] reply in
+                    let taken = handoff.withLock { state -> Bool in
+                        guard state.inHandle else { return false }
+                        state.reply = reply
+                        return true
+                    }
+                    guard !taken else { return }
                     queue.async { [self] in
-                        busy = false
-                        queuedRequests -= 1
-                        lastActivity = .now()
-                        statistics.requestsServed.add(1, ordering: .relaxed)
-                        deliver(reply)
-                        moveEvents()
+                        finish(reply)
                         pump()
                         if inputDone { closeWhenDone() }
                     }
                 }
+                if let reply = handoff.withLock({ state -> WireReply? in state.inHandle = false; return state.reply }) {
+                    finish(reply)
+                    if inputDone && pending.isEmpty { closeWhenDone() }
+                }
             }
         }
+    }
+
+    /// The request in flight was answered with `reply`: writes it, and lets the next one start.
+    private func finish(_ reply: WireReply) {
+        busy = false
+        queuedRequests -= 1
+        lastActivity = .now()
+        statistics.requestsServed.add(1, ordering: .relaxed)
+        deliver(reply)
+        moveEvents()
     }
 
     private func deliver(_ reply: WireReply) {
