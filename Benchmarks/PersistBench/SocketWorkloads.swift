@@ -30,7 +30,9 @@ struct SocketWorkloads {
         Bench.remove(store)
         let daemon = try SocketBench.Child(SocketBench.sibling("persistd"), [
             "--model", modelURL.path, "--store", store.path, "--socket", socket,
-            "--max-connections", "2000", "--max-queued", "1024", "--idle-timeout", "0",
+            // Every client of the bench is one user: the per-user limit (64) would refuse a
+            // run's clients while the connections of the run before are still closing.
+            "--max-connections", "2000", "--max-connections-per-user", "2000", "--max-queued", "1024", "--idle-timeout", "0",
         ], captureOutput: false)
         try SocketBench.waitForSocket(socket)
         return (daemon, socket)
