@@ -52,7 +52,8 @@ final class Connection: @unchecked Sendable {
     private var lineStarted: DispatchTime?
     /// When the client last took bytes of its replies (or when replies began to wait).
     private var lastWrite = DispatchTime.now()
-    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// The most bytes one `read` takes.
+    private static let readChunk = 64 * 1024
     /// Subscription events not yet in `output` (see `Connection+Events.swift`).
     var events: EventQueue
     /// `moveEvents()` is running (it flushes, and a flush may call it again).
@@ -91,8 +92,13 @@ final class Connection: @unchecked Sendable {
     // MARK: - Reading
 
     private func readAvailable() {
+        // The read buffer exists only while reading: an idle connection holds none.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.readChunk) { buffer in readAvailable(into: buffer) }
+    }
+
+    private func readAvailable(into buffer: UnsafeMutableBufferPointer<UInt8>) {
         while !inputDone && !closed {
-            let count = retryingOnInterrupt { readBuffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) } }
+            let count = retryingOnInterrupt { Glibc.read(descriptor, UnsafeMutableRawPointer(buffer.baseAddress), buffer.count) }
             if count == -Int(EAGAIN) || count == -Int(EWOULDBLOCK) { return }
             if count < 0 { return close() }
             if count == 0 {
@@ -101,7 +107,7 @@ final class Connection: @unchecked Sendable {
                 return closeWhenDone()
             }
             lastActivity = .now()
-            framer.append(readBuffer[0..<count])
+            framer.append(UnsafeBufferPointer(rebasing: buffer[0..<count]))
             frames()
             if framer.partialLineLength == 0 {
                 lineStarted = nil
