@@ -6,7 +6,8 @@ import Foundation
 ///
 /// The corresponding Core Data store type is `NSSQLiteStoreType`. The layout is described in
 /// `docs/sqlite-layout.md`. One connection serves the store, guarded by a `Locked` lock: calls from
-/// many threads run one at a time.
+/// many threads run one at a time. Saves and key allocations that wait meanwhile are committed
+/// together in one transaction (group commit, `SQLiteStore+GroupCommit.swift`).
 ///
 /// ```swift
 /// let store = try SQLiteStore(model: model, configurationName: nil, url: fileURL, options: StoreOptions())
