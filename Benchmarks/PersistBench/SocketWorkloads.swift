@@ -30,7 +30,9 @@ struct SocketWorkloads {
         Bench.remove(store)
         let daemon = try SocketBench.Child(SocketBench.sibling("persistd"), [
             "--model", modelURL.path, "--store", store.path, "--socket", socket,
-            "--max-connections", "2000", "--max-queued", "1024", "--idle-timeout", "0",
+            // Every client of the bench is one user: the per-user limit (64) would refuse a
+            // run's clients while the connections of the run before are still closing.
+            "--max-connections", "2000", "--max-connections-per-user", "2000", "--max-queued", "1024", "--idle-timeout", "0",
         ], captureOutput: false)
         try SocketBench.waitForSocket(socket)
         return (daemon, socket)
@@ -134,9 +136,11 @@ struct SocketWorkloads {
             }
             return value
         }
-        let ours = try peak("ours"), raw = try peak("raw")
+        let ours = try peak("ours"), array = try peak("array"), raw = try peak("raw")
         report(Measure.row("8 peak RSS, fetch \(count) objects, batches of 1000", target: 1.0, ours: [ours], baseline: [64],
                            unit: "MiB", baselineName: "goal", details: ["raw_sqlite_peak_mib": raw]))
+        report(Measure.row("8 peak RSS, fetch \(count) objects, batches of 1000, as one array (fetch)", target: 1.0, ours: [array],
+                           baseline: [64], unit: "MiB", baselineName: "goal", details: ["raw_sqlite_peak_mib": raw]))
         try? FileManager.default.removeItem(at: url)
 
         // persistd idle, then with 1,000 idle connections.

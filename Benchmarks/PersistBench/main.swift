@@ -85,7 +85,7 @@ enum Bench {
     }
 }
 
-// `persistd-bench --memory-child ours|raw PATH`: workload 8's fetch in a fresh process, whose
+// `persistd-bench --memory-child ours|array|raw PATH`: workload 8's fetch in a fresh process, whose
 // peak RSS (VmHWM) is then its own; prints that peak in MiB.
 if CommandLine.arguments.count == 4 && CommandLine.arguments[1] == "--memory-child" {
     let url = URL(fileURLWithPath: CommandLine.arguments[3])
@@ -97,7 +97,13 @@ if CommandLine.arguments.count == 4 && CommandLine.arguments[1] == "--memory-chi
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Item")
             request.fetchBatchSize = 1_000
-            for object in try context.fetch(request) { sum &+= object.int64(forKey: "i0") ?? 0 }
+            if CommandLine.arguments[2] == "array" {
+                // fetch(_:) returns a Swift array: every object exists at once.
+                for object in try context.fetch(request) { sum &+= object.int64(forKey: "i0") ?? 0 }
+            } else {
+                // fetchBatched(_:): objects created (and released) one batch at a time.
+                for object in try context.fetchBatched(request) { sum &+= object.int64(forKey: "i0") ?? 0 }
+            }
         }
     }
     print(SocketBench.residentKiB(of: getpid(), peak: true) / 1024, sum)

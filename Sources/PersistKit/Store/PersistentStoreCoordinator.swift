@@ -12,6 +12,9 @@ public final class PersistentStoreCoordinator: Sendable {
 
     private let stores = Locked<[any PersistentStore]>([])
     private let contexts = Locked<[WeakContext]>([])
+    /// Saves waiting to be merged into each context (by identity), in save order; a context
+    /// has an entry only while a block that will merge them is scheduled on its queue.
+    private let pendingMerges = Locked<[ObjectIdentifier: [SavedChanges]]>([:])
     /// One observer per store opened with `remoteChangeNotificationPost`, by store identifier.
     private let remoteObservers = Locked<[String: RemoteChangeObserver]>([:])
     private static let storeClasses = Locked<[StoreType: any PersistentStore.Type]>(StoreRegistry.builtIn)
@@ -120,10 +123,24 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     /// Tells every other root context of this coordinator that `context` saved `changes`.
+    ///
+    /// Merges are applied in save order on each receiving context's queue. Saves that arrive
+    /// while a context's earlier merges still wait are queued behind them and applied by the
+    /// same block: under many concurrent saves a busy view context is woken once per run of
+    /// saves rather than once per save.
     func contextDidSave(_ context: ManagedObjectContext, changes: SavedChanges) {
         let others = contexts.withLock { list in list.compactMap(\.context).filter { $0 !== context } }
         for other in others where other.parent == nil && other.automaticallyMergesChangesFromParent {
-            other.perform { other.mergeSavedChanges(changes) }
+            let key = ObjectIdentifier(other)
+            let schedule = pendingMerges.withLock { pending in
+                pending[key, default: []].append(changes)
+                return pending[key]?.count == 1
+            }
+            guard schedule else { continue }
+            other.perform { [pendingMerges] in
+                let queued = pendingMerges.withLock { $0.removeValue(forKey: key) } ?? []
+                for saved in queued { other.mergeSavedChanges(saved) }
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import PersistKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,7 +52,8 @@ final class Connection: @unchecked Sendable {
     private var lineStarted: DispatchTime?
     /// When the client last took bytes of its replies (or when replies began to wait).
     private var lastWrite = DispatchTime.now()
-    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// The most bytes one `read` takes.
+    private static let readChunk = 64 * 1024
     /// Subscription events not yet in `output` (see `Connection+Events.swift`).
     var events: EventQueue
     /// `moveEvents()` is running (it flushes, and a flush may call it again).
@@ -90,8 +92,13 @@ final class Connection: @unchecked Sendable {
     // MARK: - Reading
 
     private func readAvailable() {
+        // The read buffer exists only while reading: an idle connection holds none.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.readChunk) { buffer in readAvailable(into: buffer) }
+    }
+
+    private func readAvailable(into buffer: UnsafeMutableBufferPointer<UInt8>) {
         while !inputDone && !closed {
-            let count = retryingOnInterrupt { readBuffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) } }
+            let count = retryingOnInterrupt { Glibc.read(descriptor, UnsafeMutableRawPointer(buffer.baseAddress), buffer.count) }
             if count == -Int(EAGAIN) || count == -Int(EWOULDBLOCK) { return }
             if count < 0 { return close() }
             if count == 0 {
@@ -100,7 +107,7 @@ final class Connection: @unchecked Sendable {
                 return closeWhenDone()
             }
             lastActivity = .now()
-            framer.append(readBuffer[0..<count])
+            framer.append(UnsafeBufferPointer(rebasing: buffer[0..<count]))
             frames()
             if framer.partialLineLength == 0 {
                 lineStarted = nil
@@ -173,20 +180,38 @@ final class Connection: @unchecked Sendable {
                 deliver(reply)
             case .request(let request):
                 busy = true
+                // Most requests are answered before `handle` returns, on this queue: their
+                // reply is taken here, without a hop; a later reply hops back onto the queue.
+                let handoff = Locked<(inHandle: Bool, reply: WireReply?)>((true, nil))
                 session.handle(request) { [self] reply in
+                    let taken = handoff.withLock { state -> Bool in
+                        guard state.inHandle else { return false }
+                        state.reply = reply
+                        return true
+                    }
+                    guard !taken else { return }
                     queue.async { [self] in
-                        busy = false
-                        queuedRequests -= 1
-                        lastActivity = .now()
-                        statistics.requestsServed.add(1, ordering: .relaxed)
-                        deliver(reply)
-                        moveEvents()
+                        finish(reply)
                         pump()
                         if inputDone { closeWhenDone() }
                     }
                 }
+                if let reply = handoff.withLock({ state -> WireReply? in state.inHandle = false; return state.reply }) {
+                    finish(reply)
+                    if inputDone && pending.isEmpty { closeWhenDone() }
+                }
             }
         }
+    }
+
+    /// The request in flight was answered with `reply`: writes it, and lets the next one start.
+    private func finish(_ reply: WireReply) {
+        busy = false
+        queuedRequests -= 1
+        lastActivity = .now()
+        statistics.requestsServed.add(1, ordering: .relaxed)
+        deliver(reply)
+        moveEvents()
     }
 
     private func deliver(_ reply: WireReply) {

@@ -227,3 +227,21 @@ extension SQLiteStore {
         }
     }
 }
+
+extension SQLiteStore {
+    /// ``fetchObjectIDs(_:)`` in compact form (for lazily faulted batched fetches): the same
+    /// query, without a ``ManagedObjectID`` per row.
+    func fetchObjectKeys(_ request: StoreFetchRequest) throws -> StoreObjectKeys {
+        var (_, from, whereClause, orderBy, arguments) = try compileFetch(request)
+        let limit = limitClause(request, &arguments)
+        let sql = "SELECT \"t0\".\"Z_PK\", \"t0\".\"Z_ENT\" FROM \(from)\(whereClause)\(orderBy)\(limit)"
+        return try withQueryConnection("fetching \(request.entity.name) IDs failed") { connection in
+            var keys = StoreObjectKeys(storeIdentifier: identifier)
+            try connection.cachedStatement(sql).forEachRow(arguments) { statement in
+                guard let entity = schema.entitiesByNumber[Int(statement.int64(1))] else { return }
+                keys.append(entity, statement.int64(0))
+            }
+            return keys
+        }
+    }
+}

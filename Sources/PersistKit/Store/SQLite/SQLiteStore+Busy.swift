@@ -58,7 +58,8 @@ extension SQLiteStore {
     /// Runs `attempt` until it does not fail with `SQLITE_BUSY`/`SQLITE_LOCKED`, sleeping with
     /// exponential backoff and jitter (1 ms doubling to 50 ms) between tries, for at most
     /// `timeout` seconds; then throws ``PersistenceError/Code/persistentStoreTimeout``.
-    static func retryingWhileBusy<T>(timeout: Double, what: String, path: String?,
+    /// `path` is only evaluated for the error (building a file URL's path costs more than a read).
+    static func retryingWhileBusy<T>(timeout: Double, what: String, path: @autoclosure () -> String?,
                                      _ attempt: () throws -> T) throws -> T {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .milliseconds(Int64(max(0, timeout) * 1000)))
@@ -70,7 +71,7 @@ extension SQLiteStore {
                 if clock.now >= deadline {
                     throw PersistenceError(.persistentStoreTimeout,
                                            "\(what): the store stayed locked by another connection for more than \(timeout) s (busyTimeout)",
-                                           path: path, underlying: error.description)
+                                           path: path(), underlying: error.description)
                 }
                 usleep(UInt32(delay * 1_000_000 * Double.random(in: 0.5...1.5)))
                 delay = min(delay * 2, 0.05)

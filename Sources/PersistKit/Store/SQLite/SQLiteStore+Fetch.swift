@@ -259,12 +259,11 @@ extension SQLiteStore {
         guard !isReadOnly else { throw readOnlyError("allocate primary keys") }
         let layout = try layout(of: entity)
         let rootNumber = schema.layout(of: schema.tables[layout.tableIndex].root)?.number ?? layout.number
-        let last: Int64 = try withWriteConnection(.sqlite, "allocating primary keys for \(entity.name) failed") { connection in
-            try connection.inTransaction(.immediate) {
-                try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + ? WHERE \"Z_ENT\" = ?",
-                                       [.integer(Int64(count)), .integer(Int64(rootNumber))])
-                return try connection.int64("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = ?", [.integer(Int64(rootNumber))]) ?? 0
-            }
+        // A write of the group commit: allocations share a transaction with other saves.
+        let last: Int64 = try inGroupCommit("allocating primary keys for \(entity.name) failed") { connection in
+            try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + ? WHERE \"Z_ENT\" = ?",
+                                   [.integer(Int64(count)), .integer(Int64(rootNumber))])
+            return try connection.int64("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = ?", [.integer(Int64(rootNumber))]) ?? 0
         }
         return Array((last - Int64(count) + 1)...last)
     }

@@ -2,12 +2,12 @@ import Foundation
 
 extension SQLiteStore {
     /// The columns a row of `layout`'s entity writes, with where each value comes from.
-    private enum WriteValue {
+    enum WriteValue: Sendable {
         case slot(Int)
         case slotEntity(Int)
     }
 
-    private struct WriteColumns {
+    struct WriteColumns: Sendable {
         var names: [String]
         var values: [WriteValue]
         /// `INSERT INTO … (Z_PK, Z_ENT, Z_OPT, …) VALUES (?, …)`, built once per entity.
@@ -72,51 +72,51 @@ extension SQLiteStore {
     public func save(_ changes: StoreSaveRequest) throws {
         guard !changes.isEmpty else { return }
         guard !isReadOnly else { throw readOnlyError("save") }
-        try withWriteConnection(.sqlite, "saving to the store failed") { connection in
-            // Noted only once committed: a rolled-back number may be reused by another process.
-            var historyNumber: Int64?
-            try connection.inTransaction(.immediate) {
-                var columnsByEntity: [String: WriteColumns] = [:]
-                func columns(_ layout: SQLiteSchema.EntityLayout) -> WriteColumns {
-                    if let known = columnsByEntity[layout.entity.name] { return known }
-                    let computed = writeColumns(layout)
-                    columnsByEntity[layout.entity.name] = computed
-                    return computed
-                }
-
-                for row in changes.deleted { try delete(row, connection) }
-
-                var maxKeyByRoot: [Int: Int64] = [:]
-                for row in changes.inserted {
-                    let layout = try checkedLayout(row)
-                    let write = columns(layout)
-                    let table = schema.tables[layout.tableIndex]
-                    try connection.cachedStatement(write.insertSQL).execute(
-                        [.integer(row.objectID.primaryKey), .integer(Int64(layout.number)), .integer(1)] + arguments(row, write))
-                    let root = schema.layout(of: table.root)?.number ?? layout.number
-                    maxKeyByRoot[root] = max(maxKeyByRoot[root] ?? 0, row.objectID.primaryKey)
-                }
-
-                for row in changes.updated {
-                    let layout = try checkedLayout(row)
-                    let write = columns(layout)
-                    let table = schema.tables[layout.tableIndex]
-                    try connection.cachedStatement(write.updateSQL).execute(try arguments(row, write) + [.integer(row.objectID.primaryKey), .integer(row.version)])
-                    if connection.changes == 0 { throw conflict(row, connection, table) }
-                }
-
-                try applyToManyChanges(changes.toManyChanges, connection)
-                try checkUniqueness(of: changes.inserted + changes.updated, connection)
-
-                // Keep Z_MAX at or above every key written, in case keys came from elsewhere.
-                for (root, key) in maxKeyByRoot.sorted(by: { $0.key < $1.key }) {
-                    try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ? AND \"Z_MAX\" < ?",
-                                           [.integer(key), .integer(Int64(root)), .integer(key)])
-                }
-                if isHistoryTracked { historyNumber = try recordHistory(changes, connection) }
+        // Noted only once committed: a rolled-back number may be reused by another process.
+        var historyNumber: Int64?
+        // One write of a group commit: the group's transaction holds it, with other saves.
+        try inGroupCommit("saving to the store failed") { connection in
+            historyNumber = nil
+            // Built once per entity for the store's life (the schema does not change).
+            func columns(_ layout: SQLiteSchema.EntityLayout) -> WriteColumns {
+                if let known = writeColumnsCache.withLock({ $0[layout.number] }) { return known }
+                let computed = writeColumns(layout)
+                writeColumnsCache.withLock { $0[layout.number] = computed }
+                return computed
             }
-            if let historyNumber { noteOwnTransaction(historyNumber) }
+
+            for row in changes.deleted { try delete(row, connection) }
+
+            var maxKeyByRoot: [Int: Int64] = [:]
+            for row in changes.inserted {
+                let layout = try checkedLayout(row)
+                let write = columns(layout)
+                let table = schema.tables[layout.tableIndex]
+                try connection.cachedStatement(write.insertSQL).execute(
+                    [.integer(row.objectID.primaryKey), .integer(Int64(layout.number)), .integer(1)] + arguments(row, write))
+                let root = schema.layout(of: table.root)?.number ?? layout.number
+                maxKeyByRoot[root] = max(maxKeyByRoot[root] ?? 0, row.objectID.primaryKey)
+            }
+
+            for row in changes.updated {
+                let layout = try checkedLayout(row)
+                let write = columns(layout)
+                let table = schema.tables[layout.tableIndex]
+                try connection.cachedStatement(write.updateSQL).execute(try arguments(row, write) + [.integer(row.objectID.primaryKey), .integer(row.version)])
+                if connection.changes == 0 { throw conflict(row, connection, table) }
+            }
+
+            try applyToManyChanges(changes.toManyChanges, connection)
+            try checkUniqueness(of: changes.inserted + changes.updated, connection)
+
+            // Keep Z_MAX at or above every key written, in case keys came from elsewhere.
+            for (root, key) in maxKeyByRoot.sorted(by: { $0.key < $1.key }) {
+                try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ? AND \"Z_MAX\" < ?",
+                                       [.integer(key), .integer(Int64(root)), .integer(key)])
+            }
+            if isHistoryTracked { historyNumber = try recordHistory(changes, connection) }
         }
+        if let historyNumber { noteOwnTransaction(historyNumber) }
     }
 
     private func checkedLayout(_ row: RowSnapshot) throws -> SQLiteSchema.EntityLayout {

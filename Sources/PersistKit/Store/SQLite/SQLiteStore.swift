@@ -6,7 +6,8 @@ import Foundation
 ///
 /// The corresponding Core Data store type is `NSSQLiteStoreType`. The layout is described in
 /// `docs/sqlite-layout.md`. One connection serves the store, guarded by a `Locked` lock: calls from
-/// many threads run one at a time.
+/// many threads run one at a time. Saves and key allocations that wait meanwhile are committed
+/// together in one transaction (group commit, `SQLiteStore+GroupCommit.swift`).
 ///
 /// ```swift
 /// let store = try SQLiteStore(model: model, configurationName: nil, url: fileURL, options: StoreOptions())
@@ -46,6 +47,12 @@ public final class SQLiteStore: PersistentStore {
     /// Persistent history and remote-change bookkeeping (see `SQLiteStore+History.swift`);
     /// taken alone or inside `state`'s lock, never the other way round.
     let historyState = Locked(HistoryState())
+    /// The group commit of saves and key allocations (see `SQLiteStore+GroupCommit.swift`);
+    /// its lock is taken alone, never inside `state`'s.
+    let commitQueue = SQLiteCommitQueue()
+    /// The columns and SQL each entity's rows are written with, by entity number, built on
+    /// first use (see `SQLiteStore+Save.swift`).
+    let writeColumnsCache = Locked<[Int: WriteColumns]>([:])
 
     /// The `journal_size_limit` a store gets unless `options.sqlitePragmas` sets one: 4 MiB,
     /// about `wal_autocheckpoint`'s 1,000 pages. A `-wal` file that grew past it (while a reader

@@ -1,0 +1,77 @@
+import Foundation
+
+/// Group commit: saves and primary-key allocations from many threads share transactions.
+///
+/// Every write goes through ``SQLiteStore/inGroupCommit(_:_:)``. The writes that queue up while
+/// a transaction commits are run together in the next one, each inside a `SAVEPOINT` of its
+/// own: a write that fails (an optimistic-locking conflict, a uniqueness violation, a bad row)
+/// is rolled back alone (`ROLLBACK TO`) and gets its own error, and the others are committed.
+/// Each write's thread waits until `COMMIT` returned, so no save is acknowledged before it is
+/// durable; if `COMMIT` itself fails, every write of the group fails with that error and
+/// nothing of it was written.
+extension SQLiteStore {
+    /// Runs `body` (a write's statements) in the transaction of a group commit, and returns its
+    /// result once that transaction committed. `body` may run more than once when the group
+    /// has to be retried (another process held the write lock); its last run counts. SQLite
+    /// errors become ``PersistenceError``s saying `what` failed.
+    func inGroupCommit<T>(_ what: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        var result: T?
+        // The closure only waits in the queue while this call waits for its group, and is
+        // cleared before the call returns.
+        try withoutActuallyEscaping(body) { body in
+            let write = SQLiteCommitQueue.Write(what: what) { connection in result = try body(connection) }
+            defer { write.body = nil }
+            try commitQueue.submit(write) { group in commitGroup(group) }
+        }
+        guard let result else {
+            // Cannot happen: a write without failure ran its body to the end in the committed group.
+            throw PersistenceError(.persistentStoreSave, "\(what): the write was not run", path: url?.path)
+        }
+        return result
+    }
+
+    /// What the group commit has done so far (for tests): transactions, writes committed and
+    /// failed, the largest group.
+    var groupCommitCounters: SQLiteCommitQueue.Counters { commitQueue.snapshot }
+
+    /// Runs `group` in one `BEGIN IMMEDIATE` transaction and sets each write's `failure`.
+    private func commitGroup(_ group: [SQLiteCommitQueue.Write]) {
+        do {
+            // A write connection: the store file and its -wal are checked first (SQLiteFileWatch).
+            try withWriteConnection(.sqlite, group.count == 1 ? group[0].what : "committing \(group.count) writes failed") { connection in
+                // A retry (the store was busy) runs the whole group again.
+                for write in group { write.failure = nil }
+                try connection.inTransaction(.immediate) {
+                    if group.count == 1 {
+                        // Alone, a write needs no savepoint: its failure rolls the transaction back.
+                        try group[0].body?(connection)
+                        return
+                    }
+                    for write in group {
+                        try connection.execute("SAVEPOINT \"persist_write\"", [])
+                        do {
+                            try write.body?(connection)
+                            try connection.execute("RELEASE \"persist_write\"", [])
+                        } catch {
+                            // The whole transaction is gone (SQLITE_FULL and the like), or the
+                            // store is busy: the group fails, or is retried, as one.
+                            if connection.isAutocommit { throw error }
+                            if let sqlite = error as? SQLiteError, Self.isBusy(sqlite) { throw error }
+                            try connection.execute("ROLLBACK TO \"persist_write\"", [])
+                            try connection.execute("RELEASE \"persist_write\"", [])
+                            write.failure = mapped(error, write.what)
+                        }
+                    }
+                }
+            }
+        } catch {
+            for write in group { write.failure = write.failure ?? mapped(error, write.what) }
+        }
+    }
+
+    /// `error` as the store reports it: SQLite errors become ``PersistenceError``s.
+    private func mapped(_ error: any Error, _ what: String) -> any Error {
+        if let error = error as? SQLiteError { return error.persistenceError(.sqlite, what, path: url?.path) }
+        return error
+    }
+}
