@@ -108,7 +108,7 @@ struct AbuseLimitsTests {
     }
 
     @Test("a pathological LIKE over a large table is stopped by --query-timeout with query_timeout; others keep being served")
-    func queryTimeLimit() async throws {
+    func queryTimeLimit() throws {
         let directory = try DaemonHarness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // Create the store, then fill it fast with SQL (50,000 rows of 300 characters).
@@ -127,24 +127,24 @@ struct AbuseLimitsTests {
         defer { daemon.kill() }
         let socketPath = daemon.socketPath
         let started = Date()
-        async let slow: JSON = Task.detached {
+        let slow = BackgroundCall<JSON> {
             let client = try WireClient(path: socketPath)
             return try client.request(["op": "count", "entity": "Person",
                                        "predicate": #"name LIKE[c] "*a*a*a*a*a*a*a*a*a*a*b*c*d*e*f*g*h""#])
-        }.value
+        }
         usleep(100_000)
         // Others: served (at the latest once the slow query is stopped).
         let other = try WireClient(path: socketPath)
         #expect(try other.result(["op": "ping"]) == ["pong": true])
         #expect(try other.result(["op": "count", "entity": "Brewery"]) == ["count": 0])
-        let reply = try await slow
+        let reply = try slow.value()
         #expect(reply["error"]?["code"] == "query_timeout", "\(reply.encoded)")
         #expect(Date().timeIntervalSince(started) < 30) // 0.5 s, and a loaded 2-core CI machine
         #expect(try other.result(["op": "fetch", "entity": "Person", "limit": 1, "resultType": "ids"])["ids"]?.arrayValue?.count == 1)
     }
 
     @Test("a catastrophically backtracking MATCHES on one row is stopped by the query time limit")
-    func matchesTimeLimit() async throws {
+    func matchesTimeLimit() throws {
         let daemon = try DaemonHarness.start(["--query-timeout", "0.5"])
         defer { daemon.stop() }
         let writer = try daemon.connect()
@@ -153,14 +153,14 @@ struct AbuseLimitsTests {
         _ = try writer.result(["op": "save"])
         let socketPath = daemon.socketPath
         let started = Date()
-        async let slow: JSON = Task.detached {
+        let slow = BackgroundCall<JSON> {
             let client = try WireClient(path: socketPath)
             return try client.request(["op": "fetch", "entity": "Person", "predicate": #"name MATCHES "(a+)+b""#])
-        }.value
+        }
         usleep(100_000)
         let other = try daemon.connect()
         #expect(try other.result(["op": "ping"]) == ["pong": true])
-        let reply = try await slow
+        let reply = try slow.value()
         #expect(reply["error"]?["code"] == "query_timeout", "\(reply.encoded)")
         #expect(Date().timeIntervalSince(started) < 30) // 0.5 s, and a loaded 2-core CI machine
         // A pattern that matches quickly still does, with the limit in place.
