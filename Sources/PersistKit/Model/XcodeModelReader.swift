@@ -15,6 +15,11 @@ struct XcodeModelReader {
 
     /// Fills `model` from the XML document `data`.
     func read(_ data: Data, into model: ManagedObjectModel) throws {
+        // FoundationXML's XMLDocument(data:) dereferences a null document for empty data
+        // (a SEGV, found by the FuzzXcodeModel fuzz target) instead of throwing.
+        guard !data.isEmpty else {
+            throw ModelError(file: file, "not a valid XML document: the file is empty")
+        }
         let document: XMLDocument
         do {
             document = try XMLDocument(data: data)
