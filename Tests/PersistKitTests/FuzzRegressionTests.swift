@@ -16,4 +16,15 @@ struct FuzzRegressionTests {
         #expect("\(error)".contains("empty"))
         #expect("\(error)".contains(url.path))
     }
+
+    /// FuzzPredicateParser: a `\uD8xx` high surrogate followed by a `\u` escape below `\uDC00`
+    /// overflowed `UInt32` (`low - 0xDC00`) in the lexer before the range check; it is now a
+    /// syntax error, and a real pair still combines.
+    @Test func surrogateHighHalfFollowedByANonLowHalfIsASyntaxError() throws {
+        #expect(throws: PredicateSyntaxError.self) {
+            try FetchPredicate(format: #"name == "\ud83c\uda7a""#)
+        }
+        let pair = try FetchPredicate(format: #"name == "\ud83c\udf7a""#)
+        #expect(pair == .comparison(.keyPath("name"), .equalTo, .constant(.string("\u{1F37A}"))))
+    }
 }

@@ -134,7 +134,8 @@ struct PredicateLexer {
                     let lowStart = index
                     index += 2
                     let low = try unicodeEscape(at: lowStart)
-                    if let s = Unicode.Scalar(0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)), (0xDC00...0xDFFF).contains(low) {
+                    // The range check first: `low - 0xDC00` would overflow for a low half below 0xDC00.
+                    if (0xDC00...0xDFFF).contains(low), let s = Unicode.Scalar(0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)) {
                         value.unicodeScalars.append(s)
                         continue
                     }
