@@ -71,7 +71,9 @@ FUZZ_ARGS    ?=
 # reports that link error and goes on. libxml2 writes a message to stderr for every malformed
 # XML input: FuzzXcodeModel's stderr is closed (libFuzzer's own output stays; replay a crash
 # file with the normal build to see its message). Leak detection is off: Foundation leaks a
-# CFError for every property list it fails to parse (the legacy model reader's input).
+# CFError for every property list it fails to parse (the legacy model reader's input). The
+# differential target's memory grows by some hundred MB over minutes (AddressSanitizer's
+# quarantine, SQLite's cache): the RSS limit is 4 GB rather than 2.
 FUZZ_BUILD   := $(SWIFT) build --scratch-path .build/fuzz --sanitize=fuzzer --sanitize=address \
                 -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING
 fuzz: deps
@@ -79,7 +81,7 @@ fuzz: deps
 	  $(FUZZ_BUILD) --product $$t > .build/fuzz-build.log 2>&1 || { cat .build/fuzz-build.log; exit 1; }; done
 	bin=$$($(FUZZ_BUILD) --show-bin-path); failed=""; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p .build/fuzz-corpus/$$t .build/fuzz-artifacts/$$t && \
-	  SWIFT_BACKTRACE=enable=no $$bin/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -detect_leaks=0 -print_final_stats=1 \
+	  SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 $$bin/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 -detect_leaks=0 -print_final_stats=1 \
 	    -artifact_prefix=.build/fuzz-artifacts/$$t/ $$(test $$t != FuzzXcodeModel || echo -close_fd_mask=2) $(FUZZ_ARGS) \
 	    .build/fuzz-corpus/$$t Fuzz/Corpus/$$t || failed="$$failed $$t"; \
 	done; test -z "$$failed" || { echo "crashed:$$failed (inputs in .build/fuzz-artifacts/)"; exit 1; }

@@ -27,4 +27,27 @@ struct FuzzRegressionTests {
         let pair = try FetchPredicate(format: #"name == "\ud83c\udf7a""#)
         #expect(pair == .comparison(.keyPath("name"), .equalTo, .constant(.string("\u{1F37A}"))))
     }
+
+    /// FuzzXcodeModel: an XML declaration naming an encoding libxml2 does not know made
+    /// FoundationXML dereference a null document (SEGV); it is now a ``ModelError``.
+    @Test func unknownXMLEncodingIsAnError() throws {
+        let contents = #"<?xml version="1.0" encoding="UTng"?><model type="com.apple.IDECoreDataModeler.DataModel"/>"#
+        let error = try #require(throws: ModelError.self) {
+            try ManagedObjectModel(xcdatamodelContents: Data(contents.utf8), sourceURL: nil)
+        }
+        #expect("\(error)".contains("UTng"))
+        let utf8 = #"<?xml version="1.0" encoding="utf-8"?><model><entity name="A"/></model>"#
+        #expect(try ManagedObjectModel(xcdatamodelContents: Data(utf8.utf8), sourceURL: nil).entities.map(\.name) == ["A"])
+    }
+
+    /// FuzzPredicateParser: a string starting with a combining mark (U+0F7A) was printed raw after
+    /// the opening quote, where it forms one character with the quote, so the printed predicate
+    /// did not parse. Such scalars are now printed as `\u{…}` and the round trip holds.
+    @Test func combiningMarksNextToQuotesAndEscapesRoundTrip() throws {
+        for value in ["\u{F7A}x", "a\u{301}", "\n\u{301}", "%%\u{301}", "x\u{600}", "\u{1F44D}\u{1F3FD}", "e\u{200D}"] {
+            let predicate = FetchPredicate.comparison(.keyPath("name"), .equalTo, .constant(.string(value)))
+            let printed = predicate.predicateFormat
+            #expect(try FetchPredicate(format: printed) == predicate, "\(printed)")
+        }
+    }
 }

@@ -229,7 +229,8 @@ struct PredicatePrinter {
         return text.contains(".") || text.contains("e") ? text : text + ".0"
     }
 
-    /// A double-quoted string with `\"`, `\\`, `\n`, `\t`, `\r` and `\uXXXX` escapes; a run of
+    /// A double-quoted string with `\"`, `\\`, `\n`, `\t`, `\r` and `\uXXXX` escapes, and `\u{…}`
+    /// for a scalar that would join an ASCII neighbour (``joinsASCIINeighbour(_:)``); a run of
     /// two or more `%` is doubled (the parser reads `%%` as one `%`).
     static func quoted(_ string: String) -> String {
         var result = "\""
@@ -250,6 +251,8 @@ struct PredicatePrinter {
             default:
                 if scalar.value < 0x20 || scalar.value == 0x7F {
                     result += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16, uppercase: true)
+                } else if !scalar.isASCII && joinsASCIINeighbour(scalar) {
+                    result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
                 } else {
                     result.unicodeScalars.append(scalar)
                 }
@@ -257,6 +260,20 @@ struct PredicatePrinter {
         }
         flush()
         return result + "\""
+    }
+
+    /// Whether `scalar` forms one character with an ASCII character next to it: a combining
+    /// mark, U+200D or an emoji modifier after it, a prepended concatenation mark (U+0600…) before
+    /// it. Written raw next to the quote or an escape, it would hide that character from the
+    /// lexer, which reads characters (found by the FuzzPredicateParser fuzz target:
+    /// `"\u0F7A"` printed raw did not parse back), so ``quoted(_:)`` escapes it.
+    static func joinsASCIINeighbour(_ scalar: Unicode.Scalar) -> Bool {
+        var after = "a"
+        after.unicodeScalars.append(scalar)
+        var before = ""
+        before.unicodeScalars.append(scalar)
+        before += "a"
+        return after.count == 1 || before.count == 1
     }
 
     /// A value for an error message.
