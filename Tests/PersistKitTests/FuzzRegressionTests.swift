@@ -50,4 +50,23 @@ struct FuzzRegressionTests {
             #expect(try FetchPredicate(format: printed) == predicate, "\(printed)")
         }
     }
+
+    /// FuzzXcodeModel: a NUL first byte made libxml2 guess another encoding and give no document
+    /// (SEGV in FoundationXML); a `contents` file that is not UTF-8 text is now a ``ModelError``.
+    @Test func contentsThatAreNotUTF8TextAreAnError() throws {
+        let inputs = [Data([0]) + Data("nxml version=\"1.0\"?><model/>".utf8), Data([0xFF, 0xFE, 0x3C, 0x00]), Data([0x3C, 0x6D, 0xC3])]
+        for data in inputs {
+            #expect(throws: ModelError.self) { try ManagedObjectModel(xcdatamodelContents: data, sourceURL: nil) }
+        }
+    }
+
+    /// FuzzPredicateParser: the one-argument function `FUNCTION:` was printed as `FUNCTION(5)`,
+    /// which reads as the `FUNCTION` keyword (two arguments at least); it keeps its colon now.
+    @Test func oneArgumentFunctionNamedLikeAKeywordRoundTrips() throws {
+        for format in ["FUNCTION:(5) > 0", "ternary:(1) == 1", "cast:(name) == nil", "lowercase:(name) == 'a'"] {
+            let predicate = try FetchPredicate(format: format)
+            #expect(try FetchPredicate(format: predicate.predicateFormat) == predicate, "\(predicate.predicateFormat)")
+        }
+        #expect(try FetchPredicate(format: "lowercase:(name) == 'a'").predicateFormat == #"lowercase(name) == "a""#)
+    }
 }

@@ -41,6 +41,11 @@ struct XcodeModelReader {
         guard !data.isEmpty else {
             throw ModelError(file: file, "not a valid XML document: the file is empty")
         }
+        // Xcode writes UTF-8: anything else (a NUL byte, UTF-16, invalid bytes) is refused here,
+        // before libxml2 guesses another encoding from the first bytes and gives no document.
+        guard !data.contains(0), String(validating: data, as: UTF8.self) != nil else {
+            throw ModelError(file: file, "not a valid XML document: it is not UTF-8 text (Xcode writes UTF-8)")
+        }
         if let encoding = Self.declaredEncoding(data), !["utf-8", "utf8"].contains(encoding.lowercased()) {
             throw ModelError(file: file, "not a valid XML document: it declares the encoding \"\(encoding)\"; Xcode writes UTF-8, the only encoding read")
         }

@@ -177,12 +177,21 @@ struct PredicatePrinter {
         let callee: String
         if name == "FUNCTION" || name.contains(":") && (name.firstIndex(of: ":") != name.index(before: name.endIndex) || arguments.isEmpty) {
             callee = name
-        } else if name.hasSuffix(":") {
+        } else if name.hasSuffix(":"), !Self.isKeyword(String(name.dropLast())) {
             callee = String(name.dropLast())
         } else {
             callee = name
         }
         return ("\(callee)(\(parts.joined(separator: ", ")))", .postfix)
+    }
+
+    /// Whether `name` followed by `(` would read as a keyword rather than a function call
+    /// (`FUNCTION(5)`, `CAST(x)`): the one-argument function `FUNCTION:` is then printed with its
+    /// colon (found by the FuzzPredicateParser fuzz target: `FUNCTION:(5)` printed as
+    /// `FUNCTION(5)`, which does not parse).
+    static func isKeyword(_ name: String) -> Bool {
+        let upper = name.uppercased()
+        return PredicateParser.reservedWords.contains(upper) || upper == "TERNARY" || upper == "FUNCTION"
     }
 
     // MARK: - Constants and key paths
