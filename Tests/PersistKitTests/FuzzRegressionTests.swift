@@ -69,4 +69,13 @@ struct FuzzRegressionTests {
         }
         #expect(try FetchPredicate(format: "lowercase:(name) == 'a'").predicateFormat == #"lowercase(name) == "a""#)
     }
+
+    /// FuzzPredicateParser: a format starting with a combining mark (U+0651) read it as the start
+    /// of a key path, which printed after `(` formed one character with it and did not parse
+    /// back. A combining mark no longer starts a word: the format is a syntax error.
+    @Test func combiningMarkCannotStartAKeyPath() throws {
+        #expect(throws: PredicateSyntaxError.self) { try FetchPredicate(format: "\u{651}gs == 'dark' AND t == ''") }
+        #expect(throws: PredicateSyntaxError.self) { try FetchPredicate(format: "\u{93E}x == 1") }
+        #expect(try FetchPredicate(format: "x\u{651} == 1 AND _a == 2") == FetchPredicate(format: "(x\u{651} == 1) AND (_a == 2)"))
+    }
 }
