@@ -78,4 +78,15 @@ struct FuzzRegressionTests {
         #expect(throws: PredicateSyntaxError.self) { try FetchPredicate(format: "\u{93E}x == 1") }
         #expect(try FetchPredicate(format: "x\u{651} == 1 AND _a == 2") == FetchPredicate(format: "(x\u{651} == 1) AND (_a == 2)"))
     }
+
+    /// FuzzPredicateParser: a key path on a number (`1.SELF.x`) was printed `1.#SELF.x`, which
+    /// reads as the number `1.` followed by garbage; the number is now parenthesized.
+    @Test func keyPathOnANumberRoundTrips() throws {
+        for format in ["x == 1.SELF.a", "x == 2.5.a"] {
+            guard let predicate = try? FetchPredicate(format: format) else { continue }
+            #expect(try FetchPredicate(format: predicate.predicateFormat) == predicate, "\(predicate.predicateFormat)")
+        }
+        let member = FetchPredicate.comparison(.keyPath("x"), .equalTo, .member(.constant(.integer(1)), "SELF.a"))
+        #expect(try FetchPredicate(format: member.predicateFormat) == member, "\(member.predicateFormat)")
+    }
 }

@@ -119,7 +119,12 @@ struct PredicatePrinter {
         case .keyPath(let path):
             return (Self.keyPath(path), .postfix)
         case .member(let base, let path):
-            return (self.expression(base, atLeast: .postfix) + "." + Self.keyPath(path, escapeFirst: false), .postfix)
+            var text = self.expression(base, atLeast: .postfix)
+            // `1.#SELF` would read as the number `1.` (found by the FuzzPredicateParser fuzz target).
+            if case .constant(let value) = base, case .integer = value { text = "(" + text + ")" }
+            if case .constant(let value) = base, case .double = value { text = "(" + text + ")" }
+            if case .constant(let value) = base, case .decimal = value { text = "(" + text + ")" }
+            return (text + "." + Self.keyPath(path, escapeFirst: false), .postfix)
         case .variable(let name):
             return ("$" + name, .postfix)
         case .aggregate(let elements):
