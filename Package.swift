@@ -63,7 +63,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PersistKitTests",
-            dependencies: ["PersistKit", "CFaultVFS"],
+            dependencies: ["PersistKit", "CFaultVFS", "PredicateDifferential"],
             exclude: ["Fixtures"]
         ),
         .testTarget(
@@ -94,6 +94,40 @@ let package = Package(
             name: "PersistCodegenTests",
             dependencies: ["PersistCodegen", "PersistKit"],
             plugins: ["PersistKitCodegen"]
+        ),
+        // The randomized SQL-versus-evaluator predicate test's stores and generator, shared by
+        // PersistKitTests and the FuzzPredicateDifferential fuzz target.
+        .target(
+            name: "PredicateDifferential",
+            dependencies: ["PersistKit"],
+            path: "Tests/Support/PredicateDifferential"
+        ),
+        // Fuzz targets (docs/RELIABILITY.md): libFuzzer entry points; `make fuzz` builds them with
+        // libFuzzer and AddressSanitizer, a normal build makes each replay its seed corpus
+        // (Fuzz/Corpus/<target>/), which `make test` runs.
+        .target(
+            name: "FuzzSupport",
+            path: "Fuzz/Support"
+        ),
+        .executableTarget(
+            name: "FuzzWireRequest",
+            dependencies: ["PersistServer", "FuzzSupport"],
+            path: "Fuzz/FuzzWireRequest"
+        ),
+        .executableTarget(
+            name: "FuzzPredicateParser",
+            dependencies: ["PersistKit", "FuzzSupport"],
+            path: "Fuzz/FuzzPredicateParser"
+        ),
+        .executableTarget(
+            name: "FuzzXcodeModel",
+            dependencies: ["PersistKit", "FuzzSupport"],
+            path: "Fuzz/FuzzXcodeModel"
+        ),
+        .executableTarget(
+            name: "FuzzPredicateDifferential",
+            dependencies: ["PersistKit", "PredicateDifferential", "FuzzSupport"],
+            path: "Fuzz/FuzzPredicateDifferential"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import PredicateDifferential
 import Testing
 @testable import PersistKit
 

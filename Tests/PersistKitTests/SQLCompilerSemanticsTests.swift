@@ -1,4 +1,5 @@
 import Foundation
+import PredicateDifferential
 import Testing
 @testable import PersistKit
 
@@ -25,7 +26,7 @@ struct SQLCompilerSemanticsTests {
         let memory: InMemoryStore
 
         init() throws {
-            model = try PredicateDifferentialTests.makeModel()
+            model = try DifferentialStores.makeModel()
             sqlite = try SQLiteStore(model: model, configurationName: nil,
                                      url: try SQLiteTestSupport.temporaryDirectory().appendingPathComponent("s.sqlite"), options: StoreOptions())
             memory = try InMemoryStore(model: model, configurationName: nil, url: nil, options: StoreOptions())
@@ -81,7 +82,7 @@ struct SQLCompilerSemanticsTests {
         func keys(_ entity: String, _ predicate: FetchPredicate?, sort: [FetchSortDescriptor] = []) throws -> (sqlite: [Int64], memory: [Int64]) {
             let e = model.entitiesByName[entity]!
             let a = try sqlite.fetch(StoreFetchRequest(entity: e, predicate: predicate, sortDescriptors: sort)).map(\.objectID.primaryKey)
-            let memoryPredicate = predicate.map { PredicateDifferentialTests.rebind($0, to: memory.identifier) }
+            let memoryPredicate = predicate.map { DifferentialStores.rebind($0, to: memory.identifier) }
             let b = try memory.fetch(StoreFetchRequest(entity: e, predicate: memoryPredicate, sortDescriptors: sort)).map(\.objectID.primaryKey)
             return sort.isEmpty ? (a.sorted(), b.sorted()) : (a, b)
         }
@@ -284,10 +285,10 @@ struct SQLCompilerInheritanceTests {
         ]
         for (entity, predicate, expected) in cases {
             let a = try sqlite.fetch(StoreFetchRequest(entity: e(entity), predicate: predicate)).map(\.objectID.primaryKey).sorted()
-            let b = try memory.fetch(StoreFetchRequest(entity: e(entity), predicate: PredicateDifferentialTests.rebind(predicate, to: memory.identifier)))
+            let b = try memory.fetch(StoreFetchRequest(entity: e(entity), predicate: DifferentialStores.rebind(predicate, to: memory.identifier)))
                 .map(\.objectID.primaryKey).sorted()
-            #expect(a == expected, "\(entity) \(PredicateDifferentialTests.describe(predicate))")
-            #expect(b == expected, "\(entity) \(PredicateDifferentialTests.describe(predicate))")
+            #expect(a == expected, "\(entity) \(PredicateDescription.describe(predicate))")
+            #expect(b == expected, "\(entity) \(PredicateDescription.describe(predicate))")
         }
     }
 }

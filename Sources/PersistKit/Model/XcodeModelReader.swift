@@ -13,8 +13,42 @@ struct XcodeModelReader {
     /// The `contents` file being read, for error messages.
     let file: String?
 
+    /// The `encoding` of the XML declaration `<?xml … encoding="…"?>` that `data` starts with
+    /// (after a byte order mark or white space), or `nil` when there is none.
+    static func declaredEncoding(_ data: Data) -> String? {
+        var bytes = Array(data.prefix(1024))[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        while let byte = bytes.first, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { bytes = bytes.dropFirst() }
+        guard bytes.starts(with: Array("<?xml".utf8)) else { return nil }
+        let declaration = bytes.prefix { $0 != UInt8(ascii: ">") }
+        guard let key = declaration.firstRange(of: Array("encoding".utf8)) else { return nil }
+        var rest = declaration[key.upperBound...]
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        while let byte = rest.first, isSpace(byte) { rest = rest.dropFirst() }
+        guard rest.first == UInt8(ascii: "=") else { return nil }
+        rest = rest.dropFirst()
+        while let byte = rest.first, isSpace(byte) { rest = rest.dropFirst() }
+        guard let quote = rest.first, quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else { return nil }
+        rest = rest.dropFirst()
+        return String(decoding: rest.prefix { $0 != quote }, as: UTF8.self)
+    }
+
     /// Fills `model` from the XML document `data`.
     func read(_ data: Data, into model: ManagedObjectModel) throws {
+        // FoundationXML's XMLDocument(data:) dereferences a null document (a SEGV, found by the
+        // FuzzXcodeModel fuzz target) instead of throwing when libxml2 gives none: for empty data,
+        // and for an encoding declaration libxml2 does not know (`encoding="UTng"`).
+        guard !data.isEmpty else {
+            throw ModelError(file: file, "not a valid XML document: the file is empty")
+        }
+        // Xcode writes UTF-8: anything else (a NUL byte, UTF-16, invalid bytes) is refused here,
+        // before libxml2 guesses another encoding from the first bytes and gives no document.
+        guard !data.contains(0), String(validating: data, as: UTF8.self) != nil else {
+            throw ModelError(file: file, "not a valid XML document: it is not UTF-8 text (Xcode writes UTF-8)")
+        }
+        if let encoding = Self.declaredEncoding(data), !["utf-8", "utf8"].contains(encoding.lowercased()) {
+            throw ModelError(file: file, "not a valid XML document: it declares the encoding \"\(encoding)\"; Xcode writes UTF-8, the only encoding read")
+        }
         let document: XMLDocument
         do {
             document = try XMLDocument(data: data)

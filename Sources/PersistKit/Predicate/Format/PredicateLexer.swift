@@ -50,7 +50,14 @@ struct PredicateLexer {
 
     private func text(from start: Int) -> String { String(characters[start..<index]) }
 
-    static func isIdentifierStart(_ c: Character) -> Bool { c == "_" || c.isLetter }
+    /// A word starts with `_` or a letter, not with a combining mark (a lone one can only begin
+    /// the format): printed after `(` or a space it would join that character, and the printed
+    /// predicate would not parse (found by the FuzzPredicateParser fuzz target).
+    static func isIdentifierStart(_ c: Character) -> Bool {
+        guard let first = c.unicodeScalars.first else { return false }
+        if first.properties.isGraphemeExtend || first.properties.generalCategory == .spacingMark { return false }
+        return c == "_" || c.isLetter
+    }
     static func isIdentifierPart(_ c: Character) -> Bool { c == "_" || c.isLetter || c.isNumber }
 
     private mutating func next() throws(PredicateSyntaxError) -> PredicateToken {
@@ -134,7 +141,8 @@ struct PredicateLexer {
                     let lowStart = index
                     index += 2
                     let low = try unicodeEscape(at: lowStart)
-                    if let s = Unicode.Scalar(0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)), (0xDC00...0xDFFF).contains(low) {
+                    // The range check first: `low - 0xDC00` would overflow for a low half below 0xDC00.
+                    if (0xDC00...0xDFFF).contains(low), let s = Unicode.Scalar(0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)) {
                         value.unicodeScalars.append(s)
                         continue
                     }

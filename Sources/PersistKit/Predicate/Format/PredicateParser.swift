@@ -39,6 +39,10 @@ struct PredicateParser {
     private var argumentsUsed = 0
     /// Current nesting of predicates and expressions, bounded by ``maximumDepth``.
     private var depth = 0
+    /// The token positions of `(` that failed to read as a predicate, and why: kept across the
+    /// backtracking of ``parsePrimaryPredicate()``, so nested parentheses are not read again and
+    /// again (which took seconds for 40 levels, found by the FuzzPredicateParser fuzz target).
+    private var failedPredicateReadings: [Int: PredicateSyntaxError] = [:]
 
     /// The deepest nesting accepted: format strings may come from clients of the daemon, and
     /// each level costs stack in the parser, the printer and the evaluator.
@@ -211,17 +215,26 @@ struct PredicateParser {
         guard isSymbol("(") else { return try parseComparison() }
         // `(` opens either a predicate or an expression (`(a + 1) > 2`): try the predicate first.
         let saved = self
+        let start = position
         let predicateError: PredicateSyntaxError
-        do {
-            _ = advance()
-            let predicate = try parseOr()
-            try expect(")", "to close the \"(\"")
-            if !continuesExpression(current) { return predicate }
-            predicateError = error(at: current, "unexpected \(current.quoted)")
-        } catch {
-            predicateError = error
+        if let known = failedPredicateReadings[start] {
+            predicateError = known
+        } else {
+            do {
+                _ = advance()
+                let predicate = try parseOr()
+                try expect(")", "to close the \"(\"")
+                if !continuesExpression(current) { return predicate }
+                predicateError = error(at: current, "unexpected \(current.quoted)")
+            } catch {
+                predicateError = error
+            }
         }
+        let failed = failedPredicateReadings
         self = saved
+        failedPredicateReadings = failed
+        // A limit error depends on the nesting around this position, not on the position alone.
+        if !predicateError.isTooComplex { failedPredicateReadings[start] = predicateError }
         do {
             return try parseComparison()
         } catch {

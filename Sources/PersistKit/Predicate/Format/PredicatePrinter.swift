@@ -119,7 +119,12 @@ struct PredicatePrinter {
         case .keyPath(let path):
             return (Self.keyPath(path), .postfix)
         case .member(let base, let path):
-            return (self.expression(base, atLeast: .postfix) + "." + Self.keyPath(path, escapeFirst: false), .postfix)
+            var text = self.expression(base, atLeast: .postfix)
+            // `1.#SELF` would read as the number `1.` (found by the FuzzPredicateParser fuzz target).
+            if case .constant(let value) = base, case .integer = value { text = "(" + text + ")" }
+            if case .constant(let value) = base, case .double = value { text = "(" + text + ")" }
+            if case .constant(let value) = base, case .decimal = value { text = "(" + text + ")" }
+            return (text + "." + Self.keyPath(path, escapeFirst: false), .postfix)
         case .variable(let name):
             return ("$" + name, .postfix)
         case .aggregate(let elements):
@@ -177,12 +182,21 @@ struct PredicatePrinter {
         let callee: String
         if name == "FUNCTION" || name.contains(":") && (name.firstIndex(of: ":") != name.index(before: name.endIndex) || arguments.isEmpty) {
             callee = name
-        } else if name.hasSuffix(":") {
+        } else if name.hasSuffix(":"), !Self.isKeyword(String(name.dropLast())) {
             callee = String(name.dropLast())
         } else {
             callee = name
         }
         return ("\(callee)(\(parts.joined(separator: ", ")))", .postfix)
+    }
+
+    /// Whether `name` followed by `(` would read as a keyword rather than a function call
+    /// (`FUNCTION(5)`, `CAST(x)`): the one-argument function `FUNCTION:` is then printed with its
+    /// colon (found by the FuzzPredicateParser fuzz target: `FUNCTION:(5)` printed as
+    /// `FUNCTION(5)`, which does not parse).
+    static func isKeyword(_ name: String) -> Bool {
+        let upper = name.uppercased()
+        return PredicateParser.reservedWords.contains(upper) || upper == "TERNARY" || upper == "FUNCTION"
     }
 
     // MARK: - Constants and key paths
@@ -229,7 +243,8 @@ struct PredicatePrinter {
         return text.contains(".") || text.contains("e") ? text : text + ".0"
     }
 
-    /// A double-quoted string with `\"`, `\\`, `\n`, `\t`, `\r` and `\uXXXX` escapes; a run of
+    /// A double-quoted string with `\"`, `\\`, `\n`, `\t`, `\r` and `\uXXXX` escapes, and `\u{…}`
+    /// for a scalar that would join an ASCII neighbour (``joinsASCIINeighbour(_:)``); a run of
     /// two or more `%` is doubled (the parser reads `%%` as one `%`).
     static func quoted(_ string: String) -> String {
         var result = "\""
@@ -250,6 +265,8 @@ struct PredicatePrinter {
             default:
                 if scalar.value < 0x20 || scalar.value == 0x7F {
                     result += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16, uppercase: true)
+                } else if !scalar.isASCII && joinsASCIINeighbour(scalar) {
+                    result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
                 } else {
                     result.unicodeScalars.append(scalar)
                 }
@@ -257,6 +274,20 @@ struct PredicatePrinter {
         }
         flush()
         return result + "\""
+    }
+
+    /// Whether `scalar` forms one character with an ASCII character next to it: a combining
+    /// mark, U+200D or an emoji modifier after it, a prepended concatenation mark (U+0600…) before
+    /// it. Written raw next to the quote or an escape, it would hide that character from the
+    /// lexer, which reads characters (found by the FuzzPredicateParser fuzz target:
+    /// `"\u0F7A"` printed raw did not parse back), so ``quoted(_:)`` escapes it.
+    static func joinsASCIINeighbour(_ scalar: Unicode.Scalar) -> Bool {
+        var after = "a"
+        after.unicodeScalars.append(scalar)
+        var before = ""
+        before.unicodeScalars.append(scalar)
+        before += "a"
+        return after.count == 1 || before.count == 1
     }
 
     /// A value for an error message.
