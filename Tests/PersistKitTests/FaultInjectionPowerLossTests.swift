@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PersistKit
+import PredicateDifferential
 
 /// Power cuts through the fault-injecting VFS: a stream of saves, the power cut at a random
 /// write or sync (or after the last save), then the files as a power loss could leave them
