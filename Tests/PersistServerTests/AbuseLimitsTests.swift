@@ -173,7 +173,17 @@ struct AbuseLimitsTests {
         let daemon = try DaemonHarness.start()
         defer { daemon.stop() }
         let pid = daemon.process.processIdentifier
-        let inUse = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
+        // Wait until the daemon has opened what it opens as it starts (its timers' descriptors
+        // among them: libdispatch creates those lazily, and cannot run without them).
+        _ = try daemon.connect().result(["op": "ping"])
+        func descriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count }
+        var inUse = try descriptors()
+        for _ in 0..<50 {
+            usleep(100_000)
+            let now = try descriptors()
+            if now == inUse { break }
+            inUse = now
+        }
         // Room for a few connections only (each takes one descriptor).
         let prlimit = Process()
         prlimit.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
@@ -215,5 +225,6 @@ struct AbuseLimitsTests {
             if !served { usleep(50_000) }
         }
         #expect(served)
+        #expect(daemon.process.isRunning)
     }
 }

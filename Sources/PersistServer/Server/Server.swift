@@ -40,6 +40,7 @@ public final class Server: @unchecked Sendable {
     /// Whether the accept sources are suspended for a moment after running out of descriptors.
     private var isAcceptPaused = false
     private var lastDescriptorWarning: ContinuousClock.Instant?
+    private var acceptPausedAt: ContinuousClock.Instant?
     /// The context the watchdog's probe reads the store with (its own queue: not blocked by clients' reads).
     let probeContext: ManagedObjectContext
 
@@ -155,6 +156,7 @@ public final class Server: @unchecked Sendable {
         timer.schedule(deadline: .now() + interval, repeating: interval)
         timer.setEventHandler { [unowned self] in
             for connection in connections.values { connection.checkIdle(timeout: timeout) }
+            if isAcceptPaused, let paused = acceptPausedAt, ContinuousClock.now - paused >= .milliseconds(100) { resumeAccepting() }
         }
         timer.resume()
         idleTimer = timer
@@ -227,7 +229,8 @@ public final class Server: @unchecked Sendable {
     /// `accept` failed with `code` (EMFILE, ENFILE, ENOBUFS, ENOMEM): with the spare descriptor
     /// closed, accept the waiting peer and refuse it with `too_many_connections` (scope
     /// `descriptors`), so it learns why and the backlog drains; when even that fails, stop
-    /// accepting for 100 ms. Either way the listener queue never spins on the same error.
+    /// accepting until a connection closes or the idle sweep's next tick (at least 100 ms).
+    /// Either way the listener queue never spins on the same error.
     private func outOfDescriptors(_ listening: Int32, errno code: Int32) {
         let now = ContinuousClock.now
         if lastDescriptorWarning.map({ now - $0 > .seconds(10) }) ?? true {
@@ -248,8 +251,11 @@ public final class Server: @unchecked Sendable {
         }
         guard !isAcceptPaused, !isShuttingDown else { return }
         isAcceptPaused = true
+        acceptPausedAt = now
+        // Resumed by the idle sweep's next tick (at most 1 s away) or when a connection closes:
+        // no new timer here, as the first timer of a kind costs libdispatch a timerfd, and
+        // failing to get one is fatal to it.
         for source in acceptSources { source.suspend() }
-        queue.asyncAfter(deadline: .now() + 0.1) { [self] in resumeAccepting() }
     }
 
     private func resumeAccepting() {
@@ -271,6 +277,7 @@ public final class Server: @unchecked Sendable {
         connectionUsers[connection.id] = nil
         Logger.daemon.log(.info, "connection closed", [.connection(connection.id)])
         state.statistics.openConnections.subtract(1, ordering: .relaxed)
+        resumeAccepting() // its descriptor is free again
         if isShuttingDown && connections.isEmpty { finishShutdown() }
     }
 
