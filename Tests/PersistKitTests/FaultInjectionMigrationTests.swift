@@ -9,18 +9,7 @@ import Testing
 struct FaultInjectionMigrationTests {
     typealias S = SQLiteTestSupport
 
-    enum Fault: String, CaseIterable, CustomStringConvertible {
-        case write, sync, diskFull
-        var description: String { rawValue }
-        var operation: FaultScope.Operation { self == .sync ? .sync : .write }
-        var code: Int32 {
-            switch self {
-            case .write: FaultScope.Code.ioErrWrite
-            case .sync: FaultScope.Code.ioErrFsync
-            case .diskFull: FaultScope.Code.full
-            }
-        }
-    }
+    typealias Fault = FaultInjectionTests.Fault
 
     static func metadata(_ url: URL) throws -> [[String]] {
         try S.query(url, "SELECT hex(Z_PLIST) FROM Z_METADATA")
@@ -42,7 +31,7 @@ struct FaultInjectionMigrationTests {
         var failures = 0
         var committedThoughFailed = 0
         for n in 1...400 {
-            scope.arm(fault.operation, at: n, error: fault.code)
+            scope.arm(fault.operation, at: n, error: fault.code, persistent: fault.persistent)
             do {
                 let store = try SQLiteStore(model: v2, configurationName: nil, url: url, options: options)
                 scope.disarm()
