@@ -47,11 +47,9 @@ extension Session {
     func delete(_ body: JSON) throws(WireError) -> JSON {
         let fields = RequestFields(body, op: "delete")
         var idValues: [JSON]
+        var expected: Int64?
         if let single = body["object"] {
-            if let expected = try fields.integer64("version") {
-                let object = try existingObject(single, in: context, what: "object")
-                try requireVersion(expected, of: object)
-            }
+            expected = try fields.integer64("version")
             idValues = [single]
         } else if let list = try fields.array("ids") {
             idValues = list
@@ -61,6 +59,7 @@ extension Session {
         }
         var objects: [ManagedObject] = []
         for value in idValues { objects.append(try existingObject(value, in: context, what: "object")) }
+        if let expected { try requireVersion(expected, of: objects[0]) }
         let fresh = Set(objects.filter { !$0.isDeleted }.map(\.objectID))
         for object in objects { context.delete(object) }
         return .object(["deleted": .integer(Int64(fresh.count))])
