@@ -172,7 +172,13 @@ final class Connection: @unchecked Sendable {
 
     // MARK: - Answering
 
-    /// Starts the next request if none is in flight.
+    /// The most reads answered in one hop to the read context: a longer run of pipelined reads
+    /// goes in several hops, so one connection does not hold the shared read context for long.
+    static let maximumBatch = 64
+
+    /// Starts the next request if none is in flight. A request at the head of the line that is
+    /// a read starts together with the reads right behind it (up to ``maximumBatch``): the
+    /// session answers them in one hop, and their replies go out in one write.
     private func pump() {
         while !busy, !closed, !pending.isEmpty {
             switch pending.removeFirst() {
@@ -180,44 +186,68 @@ final class Connection: @unchecked Sendable {
                 deliver(reply)
             case .request(let request):
                 busy = true
+                let requests = batch(startingWith: request)
                 // Most requests are answered before `handle` returns, on this queue: their
-                // reply is taken here, without a hop; a later reply hops back onto the queue.
-                let handoff = Locked<(inHandle: Bool, reply: WireReply?)>((true, nil))
-                session.handle(request) { [self] reply in
+                // replies are taken here, without a hop; later replies hop back onto the queue.
+                let handoff = Locked<(inHandle: Bool, replies: [WireReply]?)>((true, nil))
+                session.handle(requests) { [self] replies in
                     let taken = handoff.withLock { state -> Bool in
                         guard state.inHandle else { return false }
-                        state.reply = reply
+                        state.replies = replies
                         return true
                     }
                     guard !taken else { return }
                     queue.async { [self] in
-                        finish(reply)
+                        finish(replies)
                         pump()
                         if inputDone { closeWhenDone() }
                     }
                 }
-                if let reply = handoff.withLock({ state -> WireReply? in state.inHandle = false; return state.reply }) {
-                    finish(reply)
+                if let replies = handoff.withLock({ state -> [WireReply]? in state.inHandle = false; return state.replies }) {
+                    finish(replies)
                     if inputDone && pending.isEmpty { closeWhenDone() }
                 }
             }
         }
     }
 
-    /// The request in flight was answered with `reply`: writes it, and lets the next one start.
-    private func finish(_ reply: WireReply) {
+    /// `first`, and when it is a read, the reads waiting right after it (taken out of `pending`).
+    private func batch(startingWith first: WireRequest) -> [WireRequest] {
+        guard Session.isBatchableRead(first) else { return [first] }
+        var count = 0
+        while count < pending.count, count < Self.maximumBatch - 1,
+              case .request(let next) = pending[count], Session.isBatchableRead(next) {
+            count += 1
+        }
+        guard count > 0 else { return [first] }
+        var requests = [first]
+        requests.reserveCapacity(count + 1)
+        for entry in pending[0..<count] {
+            if case .request(let next) = entry { requests.append(next) }
+        }
+        pending.removeFirst(count)
+        return requests
+    }
+
+    /// The requests in flight were answered with `replies` (one each, in order): writes them
+    /// with one `send`, and lets the next request start.
+    private func finish(_ replies: [WireReply]) {
         busy = false
-        queuedRequests -= 1
+        queuedRequests -= replies.count
         lastActivity = .now()
-        statistics.requestsServed.add(1, ordering: .relaxed)
-        deliver(reply)
+        statistics.requestsServed.add(replies.count, ordering: .relaxed)
+        if !closed {
+            if outputStart >= output.count { lastWrite = .now() }
+            for reply in replies { reply.write(to: &output) }
+            flush()
+        }
         moveEvents()
     }
 
     private func deliver(_ reply: WireReply) {
         guard !closed else { return }
         if outputStart >= output.count { lastWrite = .now() }
-        output += reply.line
+        reply.write(to: &output)
         flush()
     }
 

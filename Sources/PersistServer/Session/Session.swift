@@ -105,9 +105,9 @@ public final class Session: Sendable {
             readContext.performAndWait {
                 preloadObjects(of: requests, in: readContext)
                 return requests.map { request in
+                    Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
                     guard state.policy.allows(peer, op: request.op) else {
-                        let who = peer.map { "user \($0.userID)" } ?? "a peer of unknown credentials"
-                        return .failure(id: request.id, error: WireError(.unauthorized, "\(who) may not perform \(request.op)"))
+                        return .failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op))
                     }
                     return Self.reply(request) { () throws(WireError) in try self.readOp(request, in: readContext) }
                 }

@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+@testable import PersistServer
+
+/// Pipelined reads are answered in batches (several reads in one hop to the read context, their
+/// replies in one write): replies still come one per request, in request order, with each
+/// request's own result or error, and every limit holds as for requests answered one by one.
+@Suite("pipelined requests answered in batches", .timeLimit(.minutes(1)))
+struct PipelinedBatchTests {
+    /// Inserts and saves `count` people named `p0`…; returns their IDs in order.
+    static func people(_ count: Int, client: WireClient) throws -> [String] {
+        var ids: [String] = []
+        for index in 0..<count {
+            let result = try client.result(["op": "insert", "entity": "Person", "values": ["name": .string("p\(index)")]])
+            ids.append(result["object"]?.string("id") ?? "")
+        }
+        _ = try client.result(["op": "save"])
+        return ids
+    }
+
+    @Test("a burst of reads, writes, malformed lines and failing reads is answered in order, each with its own reply")
+    func mixedBurst() throws {
+        let daemon = try DaemonHarness.start(["--max-queued", "1000"])
+        defer { daemon.stop() }
+        let client = try daemon.connect()
+        let ids = try Self.people(5, client: client)
+        let missing = String(ids[0][..<(ids[0].range(of: "/p", options: .backwards)?.lowerBound ?? ids[0].endIndex)]) + "/p999999"
+        // What each line is, and what its reply must be.
+        enum Expect { case person(String), count(Int64), people(Int), error(String), ok }
+        var lines: [String] = []
+        var expected: [(id: JSON, expect: Expect)] = []
+        func add(_ line: String, id: JSON, _ expect: Expect) {
+            lines.append(line)
+            expected.append((id, expect))
+        }
+        for round in 0..<10 {
+            let base = Int64(round * 100)
+            for (offset, id) in ids.enumerated() {
+                add(#"{"id":\#(base + Int64(offset)),"op":"get","ids":["\#(id)"]}"#, id: .integer(base + Int64(offset)), .person("p\(offset)"))
+            }
+            add(#"{"id":\#(base + 10),"op":"get","ids":["\#(missing)"]}"#, id: .integer(base + 10), .error("not_found"))
+            add(#"{"id":"\#(base + 11)","op":"count","entity":"Person"}"#, id: .string("\(base + 11)"), .count(5 + Int64(round)))
+            add(#"{"id":\#(base + 12),"op":"get","ids":"not a list"}"#, id: .integer(base + 12), .error("bad_request"))
+            add(#"{"id":\#(base + 13),"op":"fetch","entity":"Person","limit":2}"#, id: .integer(base + 13), .people(2))
+            add(#"{"id":\#(base + 14),"op":"get","ids":["\#(ids[1])"],"properties":["nope"]}"#, id: .integer(base + 14), .error("unknown_property"))
+            add(#"{"id":\#(base + 15),"op":"get","ids":["\#(ids[2])"] this is not JSON"#, id: .null, .error("bad_request"))
+            add(#"{"id":\#(base + 16),"op":"nonsense"}"#, id: .integer(base + 16), .error("unknown_op"))
+            add(#"{"id":\#(base + 17),"op":"get","ids":["\#(ids[3])"]}"#, id: .integer(base + 17), .person("p3"))
+            // A write in the middle: the reads after it see the connection's pending insert.
+            add(#"{"id":\#(base + 18),"op":"insert","entity":"Person","values":{"name":"extra\#(round)"}}"#, id: .integer(base + 18), .ok)
+            add(#"{"id":\#(base + 19),"op":"count","entity":"Person"}"#, id: .integer(base + 19), .count(6 + Int64(round)))
+            add(#"{"id":\#(base + 20),"op":"get","ids":["\#(ids[4])"]}"#, id: .integer(base + 20), .person("p4"))
+            add(#"{"id":\#(base + 21),"op":"save"}"#, id: .integer(base + 21), .ok)
+        }
+        try client.send(raw: Array((lines.joined(separator: "\n") + "\n").utf8))
+        for (index, (id, expect)) in expected.enumerated() {
+            let reply = try #require(try client.readLine(), "reply \(index) of \(expected.count) is missing")
+            #expect(reply["id"] == id, "reply \(index): \(reply.encoded)")
+            switch expect {
+            case .person(let name):
+                #expect(reply["ok"] == true)
+                #expect(reply["result"]?["objects"]?.element(0)?["values"]?["name"] == .string(name), "reply \(index): \(reply.encoded)")
+            case .count(let count):
+                #expect(reply["result"]?["count"] == .integer(count), "reply \(index): \(reply.encoded)")
+            case .people(let count):
+                if case .array(let objects)? = reply["result"]?["objects"] { #expect(objects.count == count) } else {
+                    Issue.record("reply \(index) has no objects: \(reply.encoded)")
+                }
+            case .error(let code):
+                #expect(reply["ok"] == false)
+                #expect(reply["error"]?.string("code") == code, "reply \(index): \(reply.encoded)")
+            case .ok:
+                #expect(reply["ok"] == true, "reply \(index): \(reply.encoded)")
+            }
+        }
+        // The connection goes on.
+        #expect(try client.result(["op": "count", "entity": "Person"]) == ["count": 15])
+    }
+
+    @Test("a run of pipelined gets longer than one batch is answered completely and in order")
+    func longRun() throws {
+        let daemon = try DaemonHarness.start(["--max-queued", "1000"])
+        defer { daemon.stop() }
+        let client = try daemon.connect()
+        let ids = try Self.people(20, client: client)
+        let count = 500
+        var lines = ""
+        for index in 0..<count {
+            lines += #"{"id":\#(index),"op":"get","ids":["\#(ids[index % ids.count])","\#(ids[(index + 1) % ids.count])"]}"# + "\n"
+        }
+        try client.send(raw: Array(lines.utf8))
+        for index in 0..<count {
+            let reply = try #require(try client.readLine())
+            #expect(reply["id"] == .integer(Int64(index)))
+            #expect(reply["result"]?["objects"]?.element(0)?["values"]?["name"] == .string("p\(index % ids.count)"))
+            #expect(reply["result"]?["objects"]?.element(1)?["values"]?["name"] == .string("p\((index + 1) % ids.count)"))
+        }
+        let stats = try client.result(["op": "stats"])
+        if case .integer(let served)? = stats["requestsServed"] { #expect(served >= Int64(count + 21)) } else {
+            Issue.record("no requestsServed: \(stats.encoded)")
+        }
+    }
+
+    @Test("a pipelined run of reads larger than --max-queued: too_many_requests beyond the limit, in order, then served again")
+    func runBeyondTheLimit() throws {
+        let daemon = try DaemonHarness.start(["--max-queued", "8"])
+        defer { daemon.stop() }
+        let client = try daemon.connect()
+        let ids = try Self.people(3, client: client)
+        let count = 200
+        var lines = ""
+        for index in 0..<count { lines += #"{"id":\#(index),"op":"get","ids":["\#(ids[index % 3])"]}"# + "\n" }
+        try client.send(raw: Array(lines.utf8))
+        var served = 0, refused = 0
+        for index in 0..<count {
+            let reply = try #require(try client.readLine())
+            #expect(reply["id"] == .integer(Int64(index)))
+            if reply["ok"] == true {
+                served += 1
+                #expect(reply["result"]?["objects"]?.element(0)?["values"]?["name"] == .string("p\(index % 3)"))
+            } else {
+                refused += 1
+                #expect(reply["error"]?.string("code") == "too_many_requests")
+                #expect(reply["error"]?["limit"] == 8)
+            }
+        }
+        #expect(served >= 1)
+        #expect(refused >= 1)
+        #expect(served + refused == count)
+        // The connection goes on.
+        #expect(try client.result(["op": "get", "ids": .array([.string(ids[0])])])["objects"]?.element(0)?["values"]?["name"] == "p0")
+    }
+}
+
+extension JSON {
+    /// The element at `index` of an array, or `nil`.
+    fileprivate func element(_ index: Int) -> JSON? {
+        guard case .array(let elements) = self, elements.indices.contains(index) else { return nil }
+        return elements[index]
+    }
+}
