@@ -26,16 +26,41 @@ public enum WireObjectID {
     /// entity of name bytes: the parts, without Foundation's URL; `nil` for anything else
     /// (which the URL path then judges).
     private static func simpleParts(_ text: String) -> (store: Substring, entity: Substring, key: Int64)? {
-        let prefix = "x-coredata://"
-        guard text.hasPrefix(prefix) else { return nil }
-        let rest = text.dropFirst(prefix.count)
-        let parts = rest.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, parts[2].count > 1, parts[2].first == "p",
-              parts[0].utf8.allSatisfy({ isNameByte($0) || $0 == UInt8(ascii: "-") }), parts[1].utf8.allSatisfy(isNameByte),
-              parts[2].utf8.dropFirst().allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-              let key = Int64(parts[2].dropFirst()) else { return nil }
-        return (parts[0], parts[1], key)
+        // One pass over the UTF-8 bytes: no intermediate array of parts. The UTF-8 view's
+        // indices are the string's, so the parts are substrings of `text`.
+        let bytes = text.utf8
+        guard bytes.starts(with: uriPrefix) else { return nil }
+        var index = bytes.index(bytes.startIndex, offsetBy: uriPrefix.count)
+        /// Advances `index` over bytes accepted by `accept` up to the next `/`; the range, or
+        /// `nil` when it is empty, a byte is refused, or no `/` follows.
+        func part(_ accept: (UInt8) -> Bool) -> Range<String.Index>? {
+            let start = index
+            while index < bytes.endIndex, bytes[index] != UInt8(ascii: "/") {
+                guard accept(bytes[index]) else { return nil }
+                bytes.formIndex(after: &index)
+            }
+            guard index > start, index < bytes.endIndex else { return nil }
+            defer { bytes.formIndex(after: &index) }
+            return start..<index
+        }
+        guard let store = part({ isNameByte($0) || $0 == UInt8(ascii: "-") }), let entity = part(isNameByte),
+              index < bytes.endIndex, bytes[index] == UInt8(ascii: "p") else { return nil }
+        bytes.formIndex(after: &index)
+        guard index < bytes.endIndex else { return nil }
+        var key: Int64 = 0
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            let (times, overflow) = key.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            guard !overflow, !carry else { return nil }
+            key = sum
+            bytes.formIndex(after: &index)
+        }
+        return (text[store], text[entity], key)
     }
+
+    private static let uriPrefix = Array("x-coredata://".utf8)
 
     /// The object ID `json` names.
     ///
