@@ -8,9 +8,9 @@ import Glibc
 /// line framer, the queue of requests waiting, and the session that answers them.
 ///
 /// Everything here runs on ``queue``, a serial queue per connection that costs no thread
-/// while idle. Requests are answered one at a time in arrival order, so replies come in
-/// request order however the client pipelines; a request waits only for the ones before it
-/// on the same connection. The connection owns its descriptor and closes it once, after both
+/// while idle. Requests are answered in arrival order, one at a time or, for reads queued back
+/// to back, as one batch (see ``pump()``), so replies come in request order however the client
+/// pipelines; a request waits only for the ones before it on the same connection. The connection owns its descriptor and closes it once, after both
 /// sources are cancelled.
 final class Connection: @unchecked Sendable {
     // @unchecked Sendable: every mutable property is touched only on `queue`; entry points
