@@ -10,8 +10,8 @@ import Glibc
 /// Everything here runs on ``queue``, a serial queue per connection that costs no thread
 /// while idle. Requests are answered in arrival order, one at a time or, for reads queued back
 /// to back, as one batch (see ``pump()``), so replies come in request order however the client
-/// pipelines; a request waits only for the ones before it on the same connection. The connection owns its descriptor and closes it once, after both
-/// sources are cancelled.
+/// pipelines; a request waits only for the ones before it on the same connection. The
+/// connection owns its descriptor and closes it once, after both sources are cancelled.
 final class Connection: @unchecked Sendable {
     // @unchecked Sendable: every mutable property is touched only on `queue`; entry points
     // from other queues (`start`, `checkIdle`, `beginShutdown`, `forceClose`) hop onto it.
