@@ -5,9 +5,11 @@ import Foundation
 enum ObjectValidator {
     /// The error for one attribute value, or `nil` if it is valid (not counting "required").
     static func check(_ value: StoreValue, attribute: AttributeDescription, objectID: ManagedObjectID) -> PersistenceError? {
-        let name = "\(objectID.entity.name).\(attribute.name)"
+        // Most attributes have no bounds and no pattern: nothing to check, nothing to build.
+        if attribute.minValue == nil && attribute.maxValue == nil && attribute.regularExpression == nil { return nil }
+        // The message is built only for a value that breaks a rule.
         func error(_ code: PersistenceError.Code, _ message: String) -> PersistenceError {
-            PersistenceError(code, "\(name) \(message)", objectID: objectID, key: attribute.name)
+            PersistenceError(code, "\(objectID.entity.name).\(attribute.name) \(message)", objectID: objectID, key: attribute.name)
         }
         switch value {
         case .null:
