@@ -128,10 +128,26 @@ extension ManagedObjectContext {
     /// Replaces temporary IDs by permanent ones in the registry and in every changed object.
     func remapIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
         guard !map.isEmpty else { return }
-        for (old, new) in map {
-            guard let object = registered.removeValue(forKey: old) else { continue }
-            object.objectID = new
-            registered[new] = object
+        if map.count * 4 < registered.count {
+            for (old, new) in map {
+                guard let object = registered.removeValue(forKey: old) else { continue }
+                object.objectID = new
+                registered[new] = object
+            }
+        } else {
+            // Many IDs (a large insert): building the registry anew costs less than removing
+            // each old key (which moves its neighbours) and adding the new one.
+            var rebuilt: [ManagedObjectID: ManagedObject] = [:]
+            rebuilt.reserveCapacity(registered.count)
+            for (id, object) in registered {
+                if let new = map[id] {
+                    object.objectID = new
+                    rebuilt[new] = object
+                } else {
+                    rebuilt[id] = object
+                }
+            }
+            registered = rebuilt
         }
         // Only to-one slots and to-many states can point at other objects: entities without
         // relationships are skipped (looked up once per run of objects of one entity).

@@ -79,21 +79,20 @@ extension ManagedObject {
     func modelValidationErrors() -> [PersistenceError] {
         willAccessValue()
         var errors: [PersistenceError] = []
-        for (slot, property) in entity.slots.enumerated() {
-            let value = values[slot]
-            if value.isNull, !property.isOptional, !property.isTransient {
+        let rules = EntityRules.of(entity)
+        for rule in rules.slots where rule.index < values.count {
+            let value = values[rule.index]
+            if rule.isRequired && value.isNull {
                 errors.append(PersistenceError(.validationMissingMandatoryProperty,
-                                               "\(entity.name).\(property.name) is required",
-                                               objectID: objectID, key: property.name))
+                                               "\(entity.name).\(rule.property.name) is required",
+                                               objectID: objectID, key: rule.property.name))
                 continue
             }
-            if let attribute = property as? AttributeDescription,
-               let error = ObjectValidator.check(value, attribute: attribute, objectID: objectID) {
+            if let attribute = rule.checked, let error = ObjectValidator.check(value, attribute: attribute, objectID: objectID) {
                 errors.append(error)
             }
         }
-        for case let relationship as RelationshipDescription in entity.allProperties
-        where relationship.isToMany && !relationship.isTransient {
+        for relationship in rules.toMany {
             let count = toManyMembers(relationship).count
             if count == 0 && !relationship.isOptional {
                 errors.append(PersistenceError(.validationMissingMandatoryProperty,

@@ -186,9 +186,9 @@ extension SQLiteStore: InTransactionKeyAssigning {
         guard !countByRoot.isEmpty else { return [:] }
         var nextKeyByRoot: [Int: Int64] = [:]
         for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
-            try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + ? WHERE \"Z_ENT\" = ?",
-                                   [.integer(count), .integer(Int64(root))])
-            guard let last = try connection.int64("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = ?", [.integer(Int64(root))]) else {
+            // One statement: the first step of an UPDATE … RETURNING makes the whole change.
+            guard let last = try connection.int64("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + ? WHERE \"Z_ENT\" = ? RETURNING \"Z_MAX\"",
+                                                  [.integer(count), .integer(Int64(root))]) else {
                 throw PersistenceError(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity number \(root)", path: url?.path)
             }
             nextKeyByRoot[root] = last - count + 1

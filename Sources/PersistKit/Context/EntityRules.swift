@@ -1,0 +1,62 @@
+import Foundation
+
+/// What creating and validating one entity's objects needs from its model, worked out once per
+/// entity: the slots' default values, which slots are required, which attributes have bounds
+/// or a pattern, which to-many relationships are counted. Reading each property's settings for
+/// every object of a large insert and save cost more than writing the rows.
+struct EntityRules: Sendable {
+    struct Slot: Sendable {
+        let index: Int
+        let property: PropertyDescription
+        /// Neither optional nor transient: a null value is an error.
+        let isRequired: Bool
+        /// The attribute, when it has bounds or a pattern to check.
+        let checked: AttributeDescription?
+    }
+
+    /// A new object's values: each attribute's default, `null` elsewhere.
+    let defaults: [StoreValue]
+    /// The slots with a validation rule, in slot order.
+    let slots: [Slot]
+    /// The stored to-many relationships (their counts are checked).
+    let toMany: [RelationshipDescription]
+
+    init(_ entity: EntityDescription) {
+        defaults = entity.slots.map { ($0 as? AttributeDescription)?.defaultValue ?? .null }
+        slots = entity.slots.enumerated().compactMap { index, property in
+            let isRequired = !property.isOptional && !property.isTransient
+            var checked: AttributeDescription?
+            if let attribute = property as? AttributeDescription,
+               attribute.minValue != nil || attribute.maxValue != nil || attribute.regularExpression != nil {
+                checked = attribute
+            }
+            return isRequired || checked != nil ? Slot(index: index, property: property, isRequired: isRequired, checked: checked) : nil
+        }
+        toMany = entity.allProperties.compactMap { property in
+            guard let relationship = property as? RelationshipDescription, relationship.isToMany, !relationship.isTransient else { return nil }
+            return relationship
+        }
+    }
+
+    private struct Entry: Sendable {
+        weak var entity: EntityDescription?
+        let rules: EntityRules
+    }
+
+    /// Rules of entities of frozen models, by entity; an entry counts only while its entity
+    /// is alive, so a new entity at a freed one's address is never given the old rules.
+    private static let cache = Locked<[ObjectIdentifier: Entry]>([:])
+
+    /// The rules of `entity`, cached once its model is frozen (its rules no longer change).
+    static func of(_ entity: EntityDescription) -> EntityRules {
+        let key = ObjectIdentifier(entity)
+        if let entry = cache.withLock({ $0[key] }), entry.entity === entity { return entry.rules }
+        let rules = EntityRules(entity)
+        guard entity.managedObjectModel?.isFrozen == true else { return rules }
+        cache.withLock { cache in
+            if cache.count >= 256 { cache = cache.filter { $0.value.entity != nil } }
+            cache[key] = Entry(entity: entity, rules: rules)
+        }
+        return rules
+    }
+}
