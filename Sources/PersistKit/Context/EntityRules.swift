@@ -4,7 +4,7 @@ import Foundation
 /// entity: the slots' default values, which slots are required, which attributes have bounds
 /// or a pattern, which to-many relationships are counted. Reading each property's settings for
 /// every object of a large insert and save cost more than writing the rows.
-struct EntityRules: Sendable {
+final class EntityRules: Sendable {
     struct Slot: Sendable {
         let index: Int
         let property: PropertyDescription
@@ -14,6 +14,8 @@ struct EntityRules: Sendable {
         let checked: AttributeDescription?
     }
 
+    /// The entity the rules are of (held, so its address is not reused while cached).
+    let entity: EntityDescription
     /// A new object's values: each attribute's default, `null` elsewhere.
     let defaults: [StoreValue]
     /// The slots with a validation rule, in slot order.
@@ -22,6 +24,7 @@ struct EntityRules: Sendable {
     let toMany: [RelationshipDescription]
 
     init(_ entity: EntityDescription) {
+        self.entity = entity
         defaults = entity.slots.map { ($0 as? AttributeDescription)?.defaultValue ?? .null }
         slots = entity.slots.enumerated().compactMap { index, property in
             let isRequired = !property.isOptional && !property.isTransient
@@ -38,24 +41,20 @@ struct EntityRules: Sendable {
         }
     }
 
-    private struct Entry: Sendable {
-        weak var entity: EntityDescription?
-        let rules: EntityRules
-    }
+    /// Rules of entities of frozen models (whose rules no longer change), by entity. Each
+    /// holds its entity, so no other entity can take a cached one's address; the cache is
+    /// emptied when it grows past 256 entities (models made and dropped, as tests do).
+    private static let cache = Locked<[ObjectIdentifier: EntityRules]>([:])
 
-    /// Rules of entities of frozen models, by entity; an entry counts only while its entity
-    /// is alive, so a new entity at a freed one's address is never given the old rules.
-    private static let cache = Locked<[ObjectIdentifier: Entry]>([:])
-
-    /// The rules of `entity`, cached once its model is frozen (its rules no longer change).
+    /// The rules of `entity`, cached once its model is frozen.
     static func of(_ entity: EntityDescription) -> EntityRules {
         let key = ObjectIdentifier(entity)
-        if let entry = cache.withLock({ $0[key] }), entry.entity === entity { return entry.rules }
+        if let rules = cache.withLock({ $0[key] }) { return rules }
         let rules = EntityRules(entity)
         guard entity.managedObjectModel?.isFrozen == true else { return rules }
         cache.withLock { cache in
-            if cache.count >= 256 { cache = cache.filter { $0.value.entity != nil } }
-            cache[key] = Entry(entity: entity, rules: rules)
+            if cache.count >= 256 { cache.removeAll() }
+            cache[key] = rules
         }
         return rules
     }
