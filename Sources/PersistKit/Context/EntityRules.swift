@@ -1,7 +1,7 @@
 import Foundation
 
-/// What creating and validating one entity's objects needs from its model, worked out once per
-/// entity: the slots' default values, which slots are required, which attributes have bounds
+/// What creating, validating and writing one entity's objects needs from its model, worked out once per
+/// entity: the slots' default values, which are transient, which are required, which attributes have bounds
 /// or a pattern, which to-many relationships are counted. Reading each property's settings for
 /// every object of a large insert and save cost more than writing the rows.
 final class EntityRules: Sendable {
@@ -18,6 +18,8 @@ final class EntityRules: Sendable {
     let entity: EntityDescription
     /// A new object's values: each attribute's default, `null` elsewhere.
     let defaults: [StoreValue]
+    /// The transient slots, emptied in store rows.
+    let transientSlots: [Int]
     /// The slots with a validation rule, in slot order.
     let slots: [Slot]
     /// The stored to-many relationships (their counts are checked).
@@ -26,6 +28,7 @@ final class EntityRules: Sendable {
     init(_ entity: EntityDescription) {
         self.entity = entity
         defaults = entity.slots.map { ($0 as? AttributeDescription)?.defaultValue ?? .null }
+        transientSlots = entity.slots.indices.filter { entity.slots[$0].isTransient }
         slots = entity.slots.enumerated().compactMap { index, property in
             let isRequired = !property.isOptional && !property.isTransient
             var checked: AttributeDescription?

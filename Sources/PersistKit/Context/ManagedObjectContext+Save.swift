@@ -373,7 +373,7 @@ extension ManagedObject {
     func storeRow(version: Int64) -> RowSnapshot {
         willAccessValue()
         var stored = values
-        for (index, property) in entity.slots.enumerated() where property.isTransient { stored[index] = .null }
+        for index in EntityRules.of(entity).transientSlots where index < stored.count { stored[index] = .null }
         return RowSnapshot(objectID: objectID, version: version, values: stored)
     }
 
