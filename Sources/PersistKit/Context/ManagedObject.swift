@@ -57,9 +57,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         precondition(!entity.isAbstract, "ManagedObject: cannot create an instance of the abstract entity \(entity.name)")
         self.entity = entity
         self.objectID = ManagedObjectID(temporaryFor: entity)
-        self.values = entity.slots.map { property in
-            (property as? AttributeDescription)?.defaultValue ?? .null
-        }
+        self.values = EntityRules.of(entity).defaults
         self._isFault = false
         if let context { context.insert(self) }
     }

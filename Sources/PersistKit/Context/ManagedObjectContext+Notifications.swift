@@ -30,7 +30,9 @@ extension ManagedObjectContext {
     /// The whole ``SavedChanges`` of a save, for ``mergeChanges(fromContextDidSave:)``.
     public static let savedChangesKey = "PersistKitSavedChanges"
 
-    func post(_ name: Notification.Name, userInfo: [String: Any]) {
+    /// Posts `name` with `userInfo`, built with `AnyHashable` keys as `Notification` keeps them
+    /// (a `[String: Any]` would be converted, key by key, at every post).
+    func post(_ name: Notification.Name, userInfo: [AnyHashable: Any]?) {
         NotificationCenter.default.post(name: name, object: self, userInfo: userInfo)
     }
 

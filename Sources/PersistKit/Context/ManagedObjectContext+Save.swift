@@ -58,8 +58,15 @@ extension ManagedObjectContext {
     func validateUniqueness(of objects: [ManagedObject]) throws {
         var errors: [PersistenceError] = []
         var seen: [String: [[StoreValue]: ManagedObjectID]] = [:]
+        // Objects come grouped by entity more often than not: look the constraints up once per run.
+        var lastEntity: EntityDescription?
+        var constraints: [[String]] = []
         for object in objects {
-            for constraint in object.entity.inheritedUniquenessConstraints {
+            if object.entity !== lastEntity {
+                lastEntity = object.entity
+                constraints = object.entity.inheritedUniquenessConstraints
+            }
+            for constraint in constraints {
                 let slots = constraint.compactMap { object.entity.slotIndex(of: $0) }
                 guard slots.count == constraint.count else { continue }
                 let key = slots.map { object.values[$0] }
@@ -120,21 +127,72 @@ extension ManagedObjectContext {
 
     /// Replaces temporary IDs by permanent ones in the registry and in every changed object.
     func remapIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
-        for (old, new) in map {
-            guard let object = registered.removeValue(forKey: old) else { continue }
-            object.objectID = new
-            registered[new] = object
-        }
-        for object in Array(insertedByID.values) + Array(changedByID.values) + Array(deletedByID.values) {
-            for index in object.values.indices {
-                if case .object(let id) = object.values[index], let new = map[id] { object.values[index] = StoreValue.object(new) }
+        guard !map.isEmpty else { return }
+        if map.count * 4 < registered.count {
+            for (old, new) in map {
+                guard let object = registered.removeValue(forKey: old) else { continue }
+                object.objectID = new
+                registered[new] = object
             }
-            for name in Array(object.toMany.keys) { object.toMany[name]?.remap(map) }
+        } else {
+            // Many IDs (a large insert): building the registry anew costs less than removing
+            // each old key (which moves its neighbours) and adding the new one.
+            var rebuilt: [ManagedObjectID: ManagedObject] = [:]
+            rebuilt.reserveCapacity(registered.count)
+            for (id, object) in registered {
+                if let new = map[id] {
+                    object.objectID = new
+                    rebuilt[new] = object
+                } else {
+                    rebuilt[id] = object
+                }
+            }
+            registered = rebuilt
         }
+        // Only to-one slots and to-many states can point at other objects: entities without
+        // relationships are skipped (looked up once per run of objects of one entity).
+        var lastEntity: EntityDescription?
+        var hasToOne = true
+        func remapReferences(of object: ManagedObject) {
+            if object.entity !== lastEntity {
+                lastEntity = object.entity
+                hasToOne = object.entity.slots.contains { $0 is RelationshipDescription }
+            }
+            if hasToOne {
+                for index in object.values.indices {
+                    if case .object(let id) = object.values[index], let new = map[id] { object.values[index] = StoreValue.object(new) }
+                }
+            }
+            if !object.toMany.isEmpty {
+                for name in Array(object.toMany.keys) { object.toMany[name]?.remap(map) }
+            }
+        }
+        for object in insertedByID.values { remapReferences(of: object) }
+        for object in changedByID.values { remapReferences(of: object) }
+        for object in deletedByID.values { remapReferences(of: object) }
+    }
+
+    /// The objects of `inserted` that need permanent IDs before the write: those with a
+    /// temporary ID headed for a store that cannot allocate keys inside its save transaction.
+    private func objectsNeedingKeysBeforeWriting(_ inserted: [ManagedObject]) -> [ManagedObject] {
+        var result: [ManagedObject] = []
+        var lastEntity: EntityDescription?
+        var storeAssignsKeys = false
+        for object in inserted where object.objectID.isTemporaryID {
+            if object.entity !== lastEntity {
+                lastEntity = object.entity
+                // A missing store: obtainPermanentIDs(for:) then throws the error that says so.
+                storeAssignsKeys = (try? rootStore(for: object.entity)) is any InTransactionKeyAssigning
+            }
+            if !storeAssignsKeys { result.append(object) }
+        }
+        return result
     }
 
     func commitToStores(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) throws {
-        try obtainPermanentIDs(for: inserted)
+        // A SQLite store gives new objects their keys inside the save's transaction (one
+        // transaction, and a failed save uses up no key); other stores' objects get them now.
+        try obtainPermanentIDs(for: objectsNeedingKeysBeforeWriting(inserted))
         var plan = CommitPlan(inserted: inserted, updated: updated, deleted: deleted)
         try resolveConstraintClashesBeforeWriting(&plan)
         // Conflicts with other saves are found by the stores (Z_OPT checks, uniqueness checks
@@ -205,7 +263,12 @@ extension ManagedObjectContext {
                                                        values: object.committed?.values ?? []))
         }
         for (store, request) in zip(stores, requests) where !request.isEmpty {
-            try store.save(request)
+            if let assigning = store as? any InTransactionKeyAssigning {
+                // The new objects' permanent IDs, valid now that the store committed them.
+                remapIDs(try assigning.saveAssigningKeys(request))
+            } else {
+                try store.save(request)
+            }
         }
     }
 
@@ -310,7 +373,7 @@ extension ManagedObject {
     func storeRow(version: Int64) -> RowSnapshot {
         willAccessValue()
         var stored = values
-        for (index, property) in entity.slots.enumerated() where property.isTransient { stored[index] = .null }
+        for index in EntityRules.of(entity).transientSlots where index < stored.count { stored[index] = .null }
         return RowSnapshot(objectID: objectID, version: version, values: stored)
     }
 

@@ -5,9 +5,11 @@ import Foundation
 enum ObjectValidator {
     /// The error for one attribute value, or `nil` if it is valid (not counting "required").
     static func check(_ value: StoreValue, attribute: AttributeDescription, objectID: ManagedObjectID) -> PersistenceError? {
-        let name = "\(objectID.entity.name).\(attribute.name)"
+        // Most attributes have no bounds and no pattern: nothing to check, nothing to build.
+        if attribute.minValue == nil && attribute.maxValue == nil && attribute.regularExpression == nil { return nil }
+        // The message is built only for a value that breaks a rule.
         func error(_ code: PersistenceError.Code, _ message: String) -> PersistenceError {
-            PersistenceError(code, "\(name) \(message)", objectID: objectID, key: attribute.name)
+            PersistenceError(code, "\(objectID.entity.name).\(attribute.name) \(message)", objectID: objectID, key: attribute.name)
         }
         switch value {
         case .null:
@@ -77,21 +79,20 @@ extension ManagedObject {
     func modelValidationErrors() -> [PersistenceError] {
         willAccessValue()
         var errors: [PersistenceError] = []
-        for (slot, property) in entity.slots.enumerated() {
-            let value = values[slot]
-            if value.isNull, !property.isOptional, !property.isTransient {
+        let rules = EntityRules.of(entity)
+        for rule in rules.slots where rule.index < values.count {
+            let value = values[rule.index]
+            if rule.isRequired && value.isNull {
                 errors.append(PersistenceError(.validationMissingMandatoryProperty,
-                                               "\(entity.name).\(property.name) is required",
-                                               objectID: objectID, key: property.name))
+                                               "\(entity.name).\(rule.property.name) is required",
+                                               objectID: objectID, key: rule.property.name))
                 continue
             }
-            if let attribute = property as? AttributeDescription,
-               let error = ObjectValidator.check(value, attribute: attribute, objectID: objectID) {
+            if let attribute = rule.checked, let error = ObjectValidator.check(value, attribute: attribute, objectID: objectID) {
                 errors.append(error)
             }
         }
-        for case let relationship as RelationshipDescription in entity.allProperties
-        where relationship.isToMany && !relationship.isTransient {
+        for relationship in rules.toMany {
             let count = toManyMembers(relationship).count
             if count == 0 && !relationship.isOptional {
                 errors.append(PersistenceError(.validationMissingMandatoryProperty,

@@ -63,3 +63,55 @@ public struct StoreSaveRequest: Sendable {
         inserted.isEmpty && updated.isEmpty && deleted.isEmpty && toManyChanges.isEmpty
     }
 }
+
+extension StoreSaveRequest {
+    /// The request with every temporary ID that `map` names replaced by its permanent one: the
+    /// inserted rows' own IDs, to-one values, to-many changes and updated keys. Rows without
+    /// such an ID are kept as they are (their values are not copied).
+    func remapped(_ map: [ManagedObjectID: ManagedObjectID]) -> StoreSaveRequest {
+        guard !map.isEmpty else { return self }
+        @inline(__always) func id(_ id: ManagedObjectID) -> ManagedObjectID {
+            id.isTemporaryID ? map[id] ?? id : id
+        }
+        func row(_ row: RowSnapshot) -> RowSnapshot {
+            var row = row
+            row.objectID = id(row.objectID)
+            for index in row.values.indices {
+                if case .object(let target) = row.values[index], target.isTemporaryID, let new = map[target] {
+                    row.values[index] = .object(new)
+                }
+            }
+            return row
+        }
+        var result = self
+        result.inserted = inserted.map(row)
+        result.updated = updated.map(row)
+        result.deleted = deleted.map(row)
+        result.toManyChanges = toManyChanges.map { change in
+            var change = change
+            change.source = id(change.source)
+            change.added = change.added.map(id)
+            change.removed = change.removed.map(id)
+            change.order = change.order?.map(id)
+            return change
+        }
+        if updatedKeys.keys.contains(where: \.isTemporaryID) {
+            result.updatedKeys = Dictionary(updatedKeys.map { (id($0.key), $0.value) }, uniquingKeysWith: { first, _ in first })
+        }
+        return result
+    }
+}
+
+/// A store that gives inserted objects their permanent IDs inside the save's own transaction,
+/// so a save of new objects is one transaction and a failed save allocates no keys.
+///
+/// Contexts give objects headed for other stores permanent IDs first
+/// (``ManagedObjectContext/obtainPermanentIDs(for:)``), as before.
+protocol InTransactionKeyAssigning: PersistentStore {
+    /// Writes `changes` like ``PersistentStore/save(_:)``, where inserted rows may carry
+    /// temporary IDs (and other rows and to-many changes may point at them): the store
+    /// allocates a primary key for each inside the write transaction, and returns the
+    /// permanent ID of every temporary one once the transaction committed. On error nothing
+    /// was written and no key was used up.
+    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> [ManagedObjectID: ManagedObjectID]
+}

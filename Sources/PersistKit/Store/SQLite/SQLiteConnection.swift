@@ -202,12 +202,13 @@ public final class SQLiteConnection {
     /// Runs `body` in a transaction: commits if it returns, rolls back if it throws.
     public func inTransaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
         precondition(transactionDepth == 0, "SQLiteConnection: transactions do not nest")
-        try execute("BEGIN \(kind.rawValue) TRANSACTION")
+        // Prepared once per connection (sqlite3_exec would parse them at every transaction).
+        try cachedStatement("BEGIN \(kind.rawValue) TRANSACTION").execute()
         transactionDepth += 1
         defer { transactionDepth -= 1 }
         do {
             let result = try body()
-            try execute("COMMIT TRANSACTION")
+            try cachedStatement("COMMIT TRANSACTION").execute()
             return result
         } catch {
             // A failed statement may already have rolled back the transaction (for example

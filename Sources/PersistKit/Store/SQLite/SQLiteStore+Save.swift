@@ -1,6 +1,6 @@
 import Foundation
 
-extension SQLiteStore {
+extension SQLiteStore: InTransactionKeyAssigning {
     /// The columns a row of `layout`'s entity writes, with where each value comes from.
     enum WriteValue: Sendable {
         case slot(Int)
@@ -42,23 +42,32 @@ extension SQLiteStore {
         return columns
     }
 
-    private func arguments(_ row: RowSnapshot, _ columns: WriteColumns) throws -> [StoreValue] {
-        try columns.values.map { source in
+    /// Binds `row`'s column values to `statement`'s parameters from `firstIndex` on, as
+    /// `columns` lays them out; returns the next parameter index.
+    private func bindColumns(_ row: RowSnapshot, _ columns: WriteColumns, to statement: SQLiteStatement, from firstIndex: Int32) throws -> Int32 {
+        var index = firstIndex
+        for source in columns.values {
+            let value: StoreValue
             switch source {
             case .slot(let slot):
                 guard slot < row.values.count else {
                     throw PersistenceError(.persistentStoreSave, "the row has \(row.values.count) values, fewer than the entity's slots", objectID: row.objectID)
                 }
-                let value = row.values[slot]
+                value = row.values[slot]
                 if case .object(let id) = value, id.isTemporaryID {
                     throw PersistenceError(.persistentStoreSave, "a relationship points to an object with a temporary ID \(id)", objectID: row.objectID)
                 }
-                return value
             case .slotEntity(let slot):
-                guard slot < row.values.count, case .object(let id) = row.values[slot] else { return .null }
-                return schema.layout(of: id.entity).map { .integer(Int64($0.number)) } ?? .null
+                if slot < row.values.count, case .object(let id) = row.values[slot] {
+                    value = schema.layout(of: id.entity).map { .integer(Int64($0.number)) } ?? .null
+                } else {
+                    value = .null
+                }
             }
+            try statement.bind(value, at: index)
+            index += 1
         }
+        return index
     }
 
     /// Writes `changes` in one `BEGIN IMMEDIATE` transaction; on any error it rolls back, so a
@@ -70,13 +79,26 @@ extension SQLiteStore {
     /// canonical side, `Z_FOK_` orders for ordered relationships. One-to-many membership is in
     /// the destination rows' foreign keys, so those changes are ignored.
     public func save(_ changes: StoreSaveRequest) throws {
-        guard !changes.isEmpty else { return }
+        _ = try write(changes, assigningKeys: false)
+    }
+
+    /// ``save(_:)`` for rows that may carry temporary IDs: their primary keys are allocated
+    /// from `Z_PRIMARYKEY` inside the same transaction (see ``InTransactionKeyAssigning``).
+    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> [ManagedObjectID: ManagedObjectID] {
+        try write(changes, assigningKeys: true)
+    }
+
+    private func write(_ request: StoreSaveRequest, assigningKeys: Bool) throws -> [ManagedObjectID: ManagedObjectID] {
+        guard !request.isEmpty else { return [:] }
         guard !isReadOnly else { throw readOnlyError("save") }
         // Noted only once committed: a rolled-back number may be reused by another process.
         var historyNumber: Int64?
         // One write of a group commit: the group's transaction holds it, with other saves.
-        try inGroupCommit("saving to the store failed") { connection in
+        let assignedKeys = try inGroupCommit("saving to the store failed") { connection -> [ManagedObjectID: ManagedObjectID] in
             historyNumber = nil
+            // Keys for new objects, allocated in this transaction: rolled back with it.
+            let assigned = assigningKeys ? try assignKeys(to: request.inserted, connection) : [:]
+            let changes = request.remapped(assigned)
             // Built once per entity for the store's life (the schema does not change).
             func columns(_ layout: SQLiteSchema.EntityLayout) -> WriteColumns {
                 if let known = writeColumnsCache.withLock({ $0[layout.number] }) { return known }
@@ -88,21 +110,41 @@ extension SQLiteStore {
             for row in changes.deleted { try delete(row, connection) }
 
             var maxKeyByRoot: [Int: Int64] = [:]
-            for row in changes.inserted {
-                let layout = try checkedLayout(row)
-                let write = columns(layout)
-                let table = schema.tables[layout.tableIndex]
-                try connection.cachedStatement(write.insertSQL).execute(
-                    [.integer(row.objectID.primaryKey), .integer(Int64(layout.number)), .integer(1)] + arguments(row, write))
-                let root = schema.layout(of: table.root)?.number ?? layout.number
-                maxKeyByRoot[root] = max(maxKeyByRoot[root] ?? 0, row.objectID.primaryKey)
+            // Rows of one entity come together: its layout, columns and prepared INSERT are
+            // looked up once per run of rows, and each row's values are bound in place.
+            var run: (entity: EntityDescription, number: Int64, root: Int, write: WriteColumns, statement: SQLiteStatement)?
+            for (position, row) in changes.inserted.enumerated() {
+                if run?.entity !== row.objectID.entity {
+                    run?.statement.reset()
+                    let layout = try checkedLayout(row)
+                    let write = columns(layout)
+                    let root = schema.layout(of: schema.tables[layout.tableIndex].root)?.number ?? layout.number
+                    run = (row.objectID.entity, Int64(layout.number), root, write, try connection.cachedStatement(write.insertSQL))
+                } else if row.objectID.isTemporaryID {
+                    _ = try checkedLayout(row)
+                }
+                guard let current = run else { continue }
+                try current.statement.bind(.integer(row.objectID.primaryKey), at: 1)
+                try current.statement.bind(.integer(current.number), at: 2)
+                try current.statement.bind(.integer(1), at: 3)
+                _ = try bindColumns(row, current.write, to: current.statement, from: 4)
+                while try current.statement.step() {}
+                // A key allocated above is within Z_MAX already.
+                if request.inserted[position].objectID.isTemporaryID { continue }
+                maxKeyByRoot[current.root] = max(maxKeyByRoot[current.root] ?? 0, row.objectID.primaryKey)
             }
+            run?.statement.reset()
 
             for row in changes.updated {
                 let layout = try checkedLayout(row)
                 let write = columns(layout)
                 let table = schema.tables[layout.tableIndex]
-                try connection.cachedStatement(write.updateSQL).execute(try arguments(row, write) + [.integer(row.objectID.primaryKey), .integer(row.version)])
+                let statement = try connection.cachedStatement(write.updateSQL)
+                let next = try bindColumns(row, write, to: statement, from: 1)
+                try statement.bind(.integer(row.objectID.primaryKey), at: next)
+                try statement.bind(.integer(row.version), at: next + 1)
+                while try statement.step() {}
+                statement.reset()
                 if connection.changes == 0 { throw conflict(row, connection, table) }
             }
 
@@ -115,8 +157,50 @@ extension SQLiteStore {
                                        [.integer(key), .integer(Int64(root)), .integer(key)])
             }
             if isHistoryTracked { historyNumber = try recordHistory(changes, connection) }
+            return assigned
         }
         if let historyNumber { noteOwnTransaction(historyNumber) }
+        return assignedKeys
+    }
+
+    /// Allocates a primary key for every row of `rows` with a temporary ID, from the `Z_MAX`
+    /// of its entity's root in `Z_PRIMARYKEY` (one sequence per table, as
+    /// ``allocatePrimaryKeys(for:count:)`` does), inside the caller's transaction; returns
+    /// each temporary ID's permanent one. Keys are handed out in row order.
+    private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> [ManagedObjectID: ManagedObjectID] {
+        var roots: [Int] = []
+        roots.reserveCapacity(rows.count)
+        var countByRoot: [Int: Int64] = [:]
+        var lastEntity: EntityDescription?
+        var lastRoot = 0
+        for row in rows {
+            guard row.objectID.isTemporaryID else { roots.append(-1); continue }
+            if row.objectID.entity !== lastEntity {
+                let layout = try layout(of: row.objectID.entity)
+                lastEntity = row.objectID.entity
+                lastRoot = schema.layout(of: schema.tables[layout.tableIndex].root)?.number ?? layout.number
+            }
+            roots.append(lastRoot)
+            countByRoot[lastRoot, default: 0] += 1
+        }
+        guard !countByRoot.isEmpty else { return [:] }
+        var nextKeyByRoot: [Int: Int64] = [:]
+        for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
+            // One statement: the first step of an UPDATE … RETURNING makes the whole change.
+            guard let last = try connection.int64("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + ? WHERE \"Z_ENT\" = ? RETURNING \"Z_MAX\"",
+                                                  [.integer(count), .integer(Int64(root))]) else {
+                throw PersistenceError(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity number \(root)", path: url?.path)
+            }
+            nextKeyByRoot[root] = last - count + 1
+        }
+        var map: [ManagedObjectID: ManagedObjectID] = [:]
+        map.reserveCapacity(rows.count)
+        for (row, root) in zip(rows, roots) where root >= 0 {
+            let key = nextKeyByRoot[root] ?? 0
+            nextKeyByRoot[root] = key + 1
+            map[row.objectID] = ManagedObjectID(entity: row.objectID.entity, storeIdentifier: identifier, primaryKey: key)
+        }
+        return map
     }
 
     private func checkedLayout(_ row: RowSnapshot) throws -> SQLiteSchema.EntityLayout {
