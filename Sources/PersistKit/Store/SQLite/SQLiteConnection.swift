@@ -133,6 +133,14 @@ public final class SQLiteConnection {
         }
     }
 
+    /// Runs `BEGIN`, `COMMIT` or `ROLLBACK` of a read lease (`SQLiteStore+ReadLease.swift`):
+    /// bookkeeping of the store, so neither counted in ``statementCount`` nor shown to the
+    /// ``statementObserver``. Returns whether it succeeded.
+    func executeLeaseStatement(_ sql: String) -> Bool {
+        guard !isClosed else { return false }
+        return sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK
+    }
+
     /// Runs a cached statement with `arguments` and ignores its rows.
     public func execute(_ sql: String, _ arguments: [StoreValue]) throws(SQLiteError) {
         try cachedStatement(sql).execute(arguments)

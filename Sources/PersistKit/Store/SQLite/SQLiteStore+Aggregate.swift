@@ -85,6 +85,7 @@ extension SQLiteStore {
             // Rows come ordered by their source, so one source's rows are gathered in a local
             // array and stored once, not appended one by one through the dictionary.
             var currentKey: Int64?
+            var currentSource: ManagedObjectID?
             var currentRows: [RowSnapshot] = []
             func store() {
                 if let key = currentKey, let source = sourceByKey[key], !currentRows.isEmpty { result[source, default: []] += currentRows }
@@ -100,12 +101,16 @@ extension SQLiteStore {
                     if key != currentKey {
                         store()
                         currentKey = key
+                        currentSource = sourceByKey[key]
                     }
-                    guard let row = decodeRow(statement), row.objectID.entity.isKind(of: destination) else { return }
+                    // The row's inverse slot names the source: reuse its ID rather than make one per row.
+                    guard let row = decodeRow(statement, knownDestination: currentSource),
+                          row.objectID.entity.isKind(of: destination) else { return }
                     currentRows.append(row)
                 }
                 store()
                 currentKey = nil
+                currentSource = nil
             }
             return result
         }
