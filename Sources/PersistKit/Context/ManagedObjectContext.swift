@@ -220,12 +220,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// (Core Data's `existingObject(with:)`).
     public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
         try onQueue {
-            if let object = registered[objectID], !object._isFault { return object }
+            let existing = registered[objectID]
+            if let existing, !existing._isFault { return existing }
             guard let row = try loadRows(for: [objectID]).first else {
                 throw PersistenceError(.objectNotFound, "no object exists for \(objectID.uriRepresentation().absoluteString)",
                                        objectID: objectID)
             }
-            if let object = registered[objectID] {
+            // Loading rows registers nothing in this context, so the first lookup still holds.
+            if let object = existing {
                 object.pendingRow = row
                 fulfillFault(object)
                 return object
@@ -309,10 +311,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Rows for `ids` from the parent context, or from the stores for a root context.
     func loadRows(for ids: [ManagedObjectID]) throws -> [RowSnapshot] {
+        // One trip through the settings lock for both (a root context has no parent, so its
+        // coordinator is its own).
+        let (parent, ownCoordinator) = settings.withLock { ($0.parent, $0.coordinator) }
         if let parent {
             return try parent.onQueue { try parent.rowsForChild(ids) }
         }
-        guard let coordinator = persistentStoreCoordinator else {
+        guard let coordinator = ownCoordinator else {
             throw PersistenceError(.persistentStoreOperation, "the context has neither a coordinator nor a parent")
         }
         if ids.count == 1 {

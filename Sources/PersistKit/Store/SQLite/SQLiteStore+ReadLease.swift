@@ -15,12 +15,16 @@ import Foundation
 ///   saves and other contexts of the process never read an older snapshot than before;
 /// - the store closes.
 /// Other processes' commits made during the block are seen by the block's next read after one
-/// of these, at the latest by the next block (docs/semantics.md, "Read transactions").
+/// of these, at the latest by the next block (docs/core-data-differences.md, "Stores"). Only
+/// stores in WAL mode lease: with a rollback journal a reader blocks other connections' commits.
 extension SQLiteStore: ReadLeaseHolder {
     /// ``withConnection(_:_:_:)`` for a read of single objects, sharing the current scope's
     /// read transaction (opening it from the scope's second read on).
     func withLeasedReadConnection<T: Sendable>(_ what: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
-        guard let scope = ReadScope.current else { return try withConnection(.sqlite, what, body) }
+        // WAL only: there a read transaction never blocks another connection's commit. With a
+        // rollback journal its SHARED lock would keep every other connection from committing
+        // until the block ends.
+        guard fileWatch.watchesWAL, let scope = ReadScope.current else { return try withConnection(.sqlite, what, body) }
         let owner = ObjectIdentifier(scope)
         do {
             return try Self.retryingWhileBusy(timeout: busyTimeout, what: what, path: url?.path) {
