@@ -9,6 +9,11 @@ extension ManagedObject {
     /// `Set<ManagedObject>`, or an `[ManagedObject]` when ordered. An unknown key is a
     /// programmer error and traps, as Core Data raises `NSUnknownKeyException`.
     public func value(forKey key: String) -> Any? {
+        // Plain attributes first, through the reference-free accessor: nothing retained per read.
+        if let plain = entity.plainAttribute(for: key), let type = plain.type {
+            willAccessValue()
+            return type.objectValue(from: values[plain.slot])
+        }
         guard let accessor = entity.accessor(for: key) else {
             preconditionFailure("ManagedObject: entity \(entity.name) has no property \"\(key)\"")
         }
@@ -75,11 +80,11 @@ extension ManagedObject {
 
     /// The stored value of the (non-transformable) attribute `key`, after firing the fault.
     @inline(__always) private func storedAttributeValue(forKey key: String) -> StoreValue {
-        guard let accessor = entity.accessor(for: key), case .attribute = accessor.kind else {
+        guard let plain = entity.plainAttribute(for: key) else {
             preconditionFailure("ManagedObject: entity \(entity.name) has no attribute \"\(key)\" of a plain type")
         }
         willAccessValue()
-        return values[accessor.slot]
+        return values[plain.slot]
     }
 
     /// Sets the attribute or relationship `key`, keeping inverse relationships in step.
@@ -187,8 +192,13 @@ extension ManagedObject {
         willAccessValue()
         if let relationship = property as? RelationshipDescription, relationship.isToMany {
             let ids = toManyMembers(relationship)
-            let objects = ids.compactMap { managedObjectContext?.object(with: $0) }
-            return relationship.isOrdered ? objects as Any : Set(objects) as Any
+            // An object is used on its context's queue, so the context's registry is read
+            // directly: no queue check and no weak load per member.
+            guard let context = managedObjectContext else { return relationship.isOrdered ? [ManagedObject]() as Any : Set<ManagedObject>() as Any }
+            if relationship.isOrdered { return ids.map { context.registeredObject(with: $0) } as Any }
+            var members = Set<ManagedObject>(minimumCapacity: ids.count)
+            for id in ids { members.insert(context.registeredObject(with: id)) }
+            return members as Any
         }
         guard let slot = entity.slotIndex(of: property.name) else { return nil }
         return objectValue(values[slot], property: property)

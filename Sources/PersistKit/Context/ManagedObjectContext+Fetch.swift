@@ -20,6 +20,8 @@ extension ManagedObjectContext {
             case .managedObjectIDResultType:
                 return try objects.map { try castResult($0.objectID, as: T.self) }
             default:
+                // The common request type: the array is already a [T], no per-object cast needed.
+                if T.self == ManagedObject.self { return unsafeBitCast(objects, to: [T].self) }
                 return try objects.map { try castResult($0, as: T.self) }
             }
         }
@@ -116,8 +118,9 @@ extension ManagedObjectContext {
         objects.reserveCapacity(rows.count)
         // One growth of the registry instead of one rehash per doubling.
         registered.reserveCapacity(registered.count + rows.count)
+        let isRoot = parent == nil
         for row in rows {
-            objects.append(materialize(row, asFault: true))
+            objects.append(materialize(row, isRoot: isRoot))
         }
         if pending.isEmpty { return try finish(objects, request: request, entity: entity) }
 
@@ -160,16 +163,16 @@ extension ManagedObjectContext {
     }
 
     /// The registered object for a fetched row, or a new fault holding the row.
-    func materialize(_ row: RowSnapshot, asFault: Bool) -> ManagedObject {
-        let object: ManagedObject
+    ///
+    /// `isRoot` is whether the context has no parent (asked once per fetch by the caller: the
+    /// parent is behind the settings lock). A child context takes its values from its parent,
+    /// which may have unsaved changes, so only a root context keeps the row with the fault.
+    @inline(__always)
+    func materialize(_ row: RowSnapshot, isRoot: Bool) -> ManagedObject {
         if let existing = registered[row.objectID] {
-            object = existing
-            if object._isFault && parent == nil { object.pendingRow = row }
-        } else {
-            // A child context takes its values from its parent, which may have unsaved changes.
-            object = registerFault(row.objectID, row: parent == nil ? row : nil)
+            if existing._isFault && isRoot { existing.pendingRow = row }
+            return existing
         }
-        if !asFault { object.willAccessValue() }
-        return object
+        return registerFault(row.objectID, row: isRoot ? row : nil)
     }
 }

@@ -85,7 +85,7 @@ extension ManagedObjectContext {
             var needing: [ManagedObject] = []
             for source in sources where source.entity.relationshipsByName[relationship.name] === relationship {
                 if source._isInserted || source.objectID.isTemporaryID || source.toMany[relationship.name]?.committed != nil {
-                    for id in source.toManyMembers(relationship) { add(object(with: id)) }
+                    for id in source.toManyMembers(relationship) { add(registeredObject(with: id)) }
                 } else {
                     needing.append(source)
                 }
@@ -93,10 +93,22 @@ extension ManagedObjectContext {
             guard let first = needing.first else { return next }
             let store = try rootStore(for: first.entity)
             let destinations = try store.prefetchDestinations(of: needing.map(\.objectID), relationship: relationship)
+            // With a to-one inverse, a destination row belongs to one source: the store's rows
+            // repeat no object, so they need no check against `seen` (only objects added above do).
+            let disjoint = relationship.inverseRelationship.map { !$0.isToMany } ?? false
+            let checked = !next.isEmpty || !disjoint
+            next.reserveCapacity(next.count + destinations.values.reduce(0) { $0 + $1.count })
+            registered.reserveCapacity(registered.count + next.capacity)
             for source in needing {
                 let rows = destinations[source.objectID] ?? []
-                source.toMany[relationship.name, default: ToManyState()].committed = rows.map(\.objectID)
-                for row in rows { add(materialize(row, asFault: true)) }
+                var members: [ManagedObjectID] = []
+                members.reserveCapacity(rows.count)
+                for row in rows {
+                    members.append(row.objectID)
+                    let object = materialize(row, isRoot: true)
+                    if checked { add(object) } else { next.append(object) }
+                }
+                source.toMany[relationship.name, default: ToManyState()].committed = members
             }
             return next
         }
@@ -107,14 +119,14 @@ extension ManagedObjectContext {
             guard let slot = source.entity.slotIndex(of: relationship.name) else { continue }
             let values = source._isFault ? source.pendingRow?.values : source.values
             guard let values, slot < values.count, case .object(let id) = values[slot] else { continue }
-            let destination = object(with: id)
+            let destination = registeredObject(with: id)
             add(destination)
             if destination._isFault && destination.pendingRow == nil && !id.isTemporaryID && wantedSet.insert(id).inserted {
                 wanted.append(id)
             }
         }
         if !wanted.isEmpty {
-            for row in try loadRows(for: wanted) { _ = materialize(row, asFault: true) }
+            for row in try loadRows(for: wanted) { _ = materialize(row, isRoot: true) }
         }
         return next
     }

@@ -124,7 +124,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Runs `block` on the context's queue asynchronously (Core Data's `perform(_:)`).
     public func perform(_ block: @escaping @Sendable () -> Void) {
-        queue.async(execute: block)
+        queue.async { ReadScope.run(block) }
     }
 
     /// Runs `block` on the context's queue and waits for it; runs inline when already on the
@@ -137,14 +137,16 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try block() })
+                continuation.resume(with: Result { try ReadScope.run(block) })
             }
         }
     }
 
+    /// Runs `block` on the context's queue: inline when already there, else as a new
+    /// ``ReadScope`` (single-object reads of one block may share a read transaction).
     @inline(__always) func onQueue<T>(_ block: () throws -> T) rethrows -> T {
         if isOnQueue { return try block() }
-        return try queue.sync(execute: block)
+        return try queue.sync { try ReadScope.run(block) }
     }
 
     // MARK: - Registered objects
@@ -218,12 +220,14 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// (Core Data's `existingObject(with:)`).
     public func existingObject(with objectID: ManagedObjectID) throws -> ManagedObject {
         try onQueue {
-            if let object = registered[objectID], !object._isFault { return object }
+            let existing = registered[objectID]
+            if let existing, !existing._isFault { return existing }
             guard let row = try loadRows(for: [objectID]).first else {
                 throw PersistenceError(.objectNotFound, "no object exists for \(objectID.uriRepresentation().absoluteString)",
                                        objectID: objectID)
             }
-            if let object = registered[objectID] {
+            // Loading rows registers nothing in this context, so the first lookup still holds.
+            if let object = existing {
                 object.pendingRow = row
                 fulfillFault(object)
                 return object
@@ -257,6 +261,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
     }
 
+    /// ``object(with:)`` for callers already on the context's queue: the registered object,
+    /// or a new fault, without checking the queue.
+    @inline(__always)
+    func registeredObject(with objectID: ManagedObjectID) -> ManagedObject {
+        registered[objectID] ?? registerFault(objectID, row: nil)
+    }
+
     func registerFault(_ objectID: ManagedObjectID, row: RowSnapshot?) -> ManagedObject {
         let object = objectID.entity.managedObjectClass.init(fault: objectID)
         object.pendingRow = row
@@ -278,11 +289,16 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Loads a fault's values: from the row fetched with it, or from the parent or store.
     func fulfillFault(_ object: ManagedObject) {
         guard object._isFault else { return }
-        if object.pendingRow == nil, let batch = object.faultingBatch { loadFaultingBatch(batch) }
-        var row = object.pendingRow
-        if row == nil { row = try? loadRows(for: [object.objectID]).first }
-        object.pendingRow = nil
-        object.faultingBatch = nil
+        // The row fetched with the fault, moved out (not copied) so its values stay uniquely referenced.
+        var row = object.pendingRow.take()
+        if row == nil {
+            if let batch = object.faultingBatch {
+                loadFaultingBatch(batch)
+                row = object.pendingRow.take()
+            }
+            if row == nil { row = try? loadRows(for: [object.objectID]).first }
+        }
+        if object.faultingBatch != nil { object.faultingBatch = nil }
         guard let row else {
             object.fillWithNulls()
             return
@@ -295,10 +311,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Rows for `ids` from the parent context, or from the stores for a root context.
     func loadRows(for ids: [ManagedObjectID]) throws -> [RowSnapshot] {
+        // One trip through the settings lock for both (a root context has no parent, so its
+        // coordinator is its own).
+        let (parent, ownCoordinator) = settings.withLock { ($0.parent, $0.coordinator) }
         if let parent {
             return try parent.onQueue { try parent.rowsForChild(ids) }
         }
-        guard let coordinator = persistentStoreCoordinator else {
+        guard let coordinator = ownCoordinator else {
             throw PersistenceError(.persistentStoreOperation, "the context has neither a coordinator nor a parent")
         }
         if ids.count == 1 {

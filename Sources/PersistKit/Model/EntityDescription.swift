@@ -45,11 +45,18 @@ public final class EntityDescription: @unchecked Sendable {
     // Computed when the model is frozen.
     var _allProperties: [PropertyDescription] = []
     var _propertiesByName: [String: PropertyDescription] = [:]
+    var _attributesByName: [String: AttributeDescription] = [:]
+    var _relationshipsByName: [String: RelationshipDescription] = [:]
     var _slots: [PropertyDescription] = []
     var _slotIndexByName: [String: Int] = [:]
     var _accessors: [String: PropertyAccessor] = [:]
     var _accessorNames: [String] = []
     var _accessorList: [PropertyAccessor] = []
+    /// Parallel to `_accessorNames`: each property's slot and, for a plain attribute, its type.
+    var _plainAccessors: [PlainAttributeAccessor] = []
+    var _accessorIndexByName: [String: Int] = [:]
+    /// Parallel to `_accessorNames`: ``shortKey(_:)`` of each name, 0 for longer names.
+    var _accessorShortKeys: [UInt64] = []
 
     /// Creates an entity with a name and its own properties.
     public init(name: String, properties: [PropertyDescription] = [], managedObjectClass: ManagedObject.Type = ManagedObject.self) {
@@ -75,12 +82,13 @@ public final class EntityDescription: @unchecked Sendable {
 
     /// Every attribute, inherited or own, by name.
     public var attributesByName: [String: AttributeDescription] {
-        propertiesByName.compactMapValues { $0 as? AttributeDescription }
+        // Computed once when the model is frozen: prefetching and relationship edits look it up per object.
+        _propertiesByName.isEmpty ? propertiesByName.compactMapValues { $0 as? AttributeDescription } : _attributesByName
     }
 
     /// Every relationship, inherited or own, by name.
     public var relationshipsByName: [String: RelationshipDescription] {
-        propertiesByName.compactMapValues { $0 as? RelationshipDescription }
+        _propertiesByName.isEmpty ? propertiesByName.compactMapValues { $0 as? RelationshipDescription } : _relationshipsByName
     }
 
     /// The properties that have a slot in an object's value array and in a store row:
@@ -126,6 +134,8 @@ public final class EntityDescription: @unchecked Sendable {
     func computeLayout() {
         _allProperties = computeAllProperties()
         _propertiesByName = Dictionary(_allProperties.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        _attributesByName = _propertiesByName.compactMapValues { $0 as? AttributeDescription }
+        _relationshipsByName = _propertiesByName.compactMapValues { $0 as? RelationshipDescription }
         _slots = _allProperties.filter { property in
             if property is AttributeDescription { return true }
             if let relationship = property as? RelationshipDescription { return !relationship.isToMany }
@@ -137,6 +147,49 @@ public final class EntityDescription: @unchecked Sendable {
         }, uniquingKeysWith: { _, last in last })
         _accessorNames = _allProperties.map(\.name)
         _accessorList = _allProperties.map { _accessors[$0.name] ?? PropertyAccessor(property: $0, slot: -1) }
+        _plainAccessors = _accessorList.map { accessor in
+            if case .attribute(let type) = accessor.kind { return PlainAttributeAccessor(slot: accessor.slot, type: type) }
+            return PlainAttributeAccessor(slot: accessor.slot, type: nil)
+        }
+        _accessorShortKeys = _accessorNames.map { Self.shortKey($0) ?? 0 }
+        _accessorIndexByName = Dictionary(_accessorNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// A name of at most 7 UTF-8 bytes as one integer (its bytes, and its length in the top
+    /// byte; never 0), or `nil` for a longer name: equal names give equal keys and unequal
+    /// names unequal keys.
+    @inline(__always) static func shortKey(_ name: String) -> UInt64? {
+        let utf8 = name.utf8
+        guard utf8.count <= 7 else { return nil }
+        var key = UInt64(utf8.count) << 56 | 1 << 63
+        var shift: UInt64 = 0
+        for byte in utf8 {
+            key |= UInt64(byte) << shift
+            shift += 8
+        }
+        return key
+    }
+
+    /// The slot and type of the plain (not transformable) attribute `name`, or `nil` for any
+    /// other property or an unknown name (valid once frozen). The result holds no references,
+    /// so the hot getters read it without retaining anything.
+    @inline(__always) func plainAttribute(for name: String) -> PlainAttributeAccessor? {
+        let index: Int?
+        if _accessorNames.count <= 24 {
+            if let key = Self.shortKey(name) {
+                // Integers compared, not strings: unequal Strings take Swift's slow comparison path.
+                index = _accessorShortKeys.withUnsafeBufferPointer { keys in keys.firstIndex(of: key) }
+            } else {
+                index = _accessorNames.withUnsafeBufferPointer { names in names.firstIndex { $0 == name } }
+            }
+        } else {
+            index = _accessorIndexByName[name]
+        }
+        guard let index else { return nil }
+        return _plainAccessors.withUnsafeBufferPointer { accessors in
+            let accessor = accessors[index]
+            return accessor.type == nil ? nil : accessor
+        }
     }
 
     /// How objects read and write the property `name`: one lookup, no casts (valid once frozen).

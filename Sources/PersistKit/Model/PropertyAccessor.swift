@@ -32,3 +32,12 @@ struct PropertyAccessor {
         }
     }
 }
+
+/// The part of a ``PropertyAccessor`` the typed getters need, without references: an
+/// attribute's slot and type (`type` is `nil` for any property that is not a plain attribute).
+struct PlainAttributeAccessor {
+    /// The attribute's slot in an object's values.
+    let slot: Int
+    /// The attribute's type, or `nil` when the property is not a plain attribute.
+    let type: AttributeType?
+}

@@ -133,6 +133,27 @@ public final class SQLiteConnection {
         }
     }
 
+    /// Runs `BEGIN`, `COMMIT` or `ROLLBACK` of a read lease (`SQLiteStore+ReadLease.swift`):
+    /// bookkeeping of the store, so neither counted in ``statementCount`` nor shown to the
+    /// ``statementObserver``. Returns whether it succeeded.
+    func executeLeaseStatement(_ sql: String) -> Bool {
+        guard !isClosed else { return false }
+        return sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK
+    }
+
+    /// The first column of the first row of `sql` as an integer, or `nil` when there is no row,
+    /// the value is NULL or the statement fails: for the store's planning reads (the largest
+    /// key of a table), which are neither counted in ``statementCount`` nor shown to the
+    /// ``statementObserver``, as they are not reads the program asked for.
+    func planningInt64(_ sql: String) -> Int64? {
+        guard !isClosed else { return nil }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else { return nil }
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW, sqlite3_column_type(statement, 0) != SQLITE_NULL else { return nil }
+        return sqlite3_column_int64(statement, 0)
+    }
+
     /// Runs a cached statement with `arguments` and ignores its rows.
     public func execute(_ sql: String, _ arguments: [StoreValue]) throws(SQLiteError) {
         try cachedStatement(sql).execute(arguments)

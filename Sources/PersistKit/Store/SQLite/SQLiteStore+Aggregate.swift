@@ -79,12 +79,19 @@ extension SQLiteStore {
             order = "\(sourceColumn), \(fok)\"t0\".\"Z_PK\""
         }
         let allKeys = keys.map(\.primaryKey)
+        if schema.joinTable(of: relationship) == nil, !relationship.isOrdered, let sourceTable = schema.table(of: sourceEntity) {
+            let scanned = try prefetchByScan(sourceKeys: allKeys, sourceByKey: sourceByKey, relationship: relationship,
+                                             destination: destination, destinationTable: destinationTable,
+                                             sourceTable: sourceTable, sourceColumn: sourceColumn)
+            if let scanned { return scanned }
+        }
         return try withConnection(.sqlite, "prefetching \(sourceEntity.name).\(relationship.name) failed") { connection in
             var result: [ManagedObjectID: [RowSnapshot]] = [:]
             result.reserveCapacity(keys.count)
             // Rows come ordered by their source, so one source's rows are gathered in a local
             // array and stored once, not appended one by one through the dictionary.
             var currentKey: Int64?
+            var currentSource: ManagedObjectID?
             var currentRows: [RowSnapshot] = []
             func store() {
                 if let key = currentKey, let source = sourceByKey[key], !currentRows.isEmpty { result[source, default: []] += currentRows }
@@ -100,12 +107,61 @@ extension SQLiteStore {
                     if key != currentKey {
                         store()
                         currentKey = key
+                        currentSource = sourceByKey[key]
                     }
-                    guard let row = decodeRow(statement), row.objectID.entity.isKind(of: destination) else { return }
+                    // The row's inverse slot names the source: reuse its ID rather than make one per row.
+                    guard let row = decodeRow(statement, knownDestination: currentSource),
+                          row.objectID.entity.isKind(of: destination) else { return }
                     currentRows.append(row)
                 }
                 store()
                 currentKey = nil
+                currentSource = nil
+            }
+            return result
+        }
+    }
+
+    /// Prefetching a large share of a table's sources (a fetch of most parents) reads the whole
+    /// destination table once, in primary-key order, and keeps the rows whose foreign key is a
+    /// source: one pass costs far less than one index seek and one table seek per destination row.
+    /// Returns `nil` (the caller then reads by `IN` lists through the foreign-key index) when the
+    /// sources are under a quarter of the source table's rows, judged by its largest `Z_PK`.
+    /// The members come in primary-key order, as the `IN` reads give them.
+    private func prefetchByScan(sourceKeys: [Int64], sourceByKey: [Int64: ManagedObjectID], relationship: RelationshipDescription,
+                                destination: EntityDescription, destinationTable: SQLiteSchema.Table,
+                                sourceTable: SQLiteSchema.Table, sourceColumn: String) throws -> [ManagedObjectID: [RowSnapshot]]? {
+        guard sourceKeys.count >= 64 else { return nil }
+        return try withConnection(.sqlite, "prefetching \(relationship.entity?.name ?? "?").\(relationship.name) failed") { connection in
+            let largestKey = connection.planningInt64("SELECT MAX(\"Z_PK\") FROM \(SQLiteSchema.quote(sourceTable.name))") ?? 0
+            guard Int64(sourceKeys.count) * 4 >= largestKey else { return nil }
+            // Each source's position: rows are gathered per position, with no hashing of IDs.
+            var positionByKey: [Int64: Int] = [:]
+            positionByKey.reserveCapacity(sourceKeys.count)
+            for (position, key) in sourceKeys.enumerated() { positionByKey[key] = position }
+            var buckets = [[RowSnapshot]](repeating: [], count: sourceKeys.count)
+            let sourceIndex = Int32(3 + destinationTable.columns.count)
+            let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(SQLiteSchema.quote(destinationTable.name)) AS \"t0\" WHERE \(sourceColumn) IS NOT NULL ORDER BY \"t0\".\"Z_PK\""
+            // Siblings are usually neighbours: the last key's position and ID are reused.
+            var lastKey: Int64 = 0
+            var lastPosition: Int?
+            var lastSource: ManagedObjectID?
+            try connection.cachedStatement(sql).forEachRow { statement in
+                let key = statement.int64(sourceIndex)
+                if key != lastKey || lastPosition == nil {
+                    lastKey = key
+                    lastPosition = positionByKey[key]
+                    lastSource = lastPosition == nil ? nil : sourceByKey[key]
+                }
+                guard let position = lastPosition else { return }
+                guard let row = decodeRow(statement, knownDestination: lastSource),
+                      row.objectID.entity.isKind(of: destination) else { return }
+                buckets[position].append(row)
+            }
+            var result: [ManagedObjectID: [RowSnapshot]] = [:]
+            result.reserveCapacity(sourceKeys.count)
+            for (position, rows) in buckets.enumerated() where !rows.isEmpty {
+                if let source = sourceByKey[sourceKeys[position]] { result[source] = rows }
             }
             return result
         }

@@ -19,6 +19,8 @@ public final class SQLiteStore: PersistentStore {
         var connection: SQLiteConnection?
         /// The connection's busy handler, kept alive as long as the connection.
         var busyHandler: SQLiteBusyHandler?
+        /// The read scope whose read transaction is open on the connection (`SQLiteStore+ReadLease.swift`).
+        var readLease: ObjectIdentifier?
     }
 
     /// Always ``StoreType/sqlite``.
@@ -171,6 +173,7 @@ public final class SQLiteStore: PersistentStore {
 
     deinit {
         state.withLock { state in
+            if let connection = state.connection { Self.endReadLease(&state, connection) }
             if let connection = state.connection, fileWatch.keepsOpen(connection) { state.connection = nil; return }
             try? state.connection?.close()
             state.connection = nil
@@ -287,6 +290,7 @@ public final class SQLiteStore: PersistentStore {
                     guard let connection = state.connection else {
                         throw PersistenceError(.persistentStoreOperation, "the store is closed", path: url?.path)
                     }
+                    Self.endReadLease(&state, connection)
                     return try body(connection)
                 }
             }
@@ -315,6 +319,7 @@ public final class SQLiteStore: PersistentStore {
     public func close() throws {
         try state.withLock { state in
             defer { state.connection = nil }
+            if let connection = state.connection { Self.endReadLease(&state, connection) }
             if let connection = state.connection, fileWatch.keepsOpen(connection) { return }
             do { try state.connection?.close() } catch let error as SQLiteError {
                 throw error.persistenceError(.sqlite, "the store could not be closed", path: url?.path)
