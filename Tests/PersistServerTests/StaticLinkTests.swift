@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+/// A whole session against `persistd` as installed: linked with `--static-swift-stdlib`.
+///
+/// `make test-static` builds that binary and runs this suite with `PERSIST_BIN_DIR` pointing at
+/// it and `PERSIST_EXPECT_STATIC=1`; in the ordinary test run the same session runs against the
+/// debug binary, and the check that no Swift runtime library is mapped is left out. A static
+/// executable lacks the members of `libFoundation.a` it does not reference (see
+/// `SQLiteMetadata.bridgedArray`): the session writes and reads back the store metadata's
+/// binary property list, which once failed there with "Not A Type".
+@Suite("statically linked persistd", .timeLimit(.minutes(1)))
+struct StaticLinkTests {
+    /// Whether the binary under test must be the statically linked one.
+    static var expectsStatic: Bool { ProcessInfo.processInfo.environment["PERSIST_EXPECT_STATIC"] == "1" }
+
+    /// The shared libraries mapped into process `pid` (paths from `/proc/PID/maps`).
+    static func mappedLibraries(_ pid: Int32) throws -> Set<String> {
+        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        var result = Set<String>()
+        for line in maps.split(separator: "\n") {
+            guard let path = line.split(separator: " ", omittingEmptySubsequences: true).last, path.hasPrefix("/"),
+                  path.contains(".so") else { continue }
+            result.insert(String(path))
+        }
+        return result
+    }
+
+    @Test("new store with metadata, insert, save, fetch; restart on the same store: metadata and objects read back")
+    func sessionAcrossRestart() throws {
+        let directory = try DaemonHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let first = try DaemonHarness.start(directory: directory)
+        if Self.expectsStatic {
+            let swiftLibraries = try Self.mappedLibraries(first.process.processIdentifier).filter {
+                $0.contains("libswift") || $0.contains("libFoundation") || $0.contains("libdispatch")
+            }
+            #expect(swiftLibraries.isEmpty, "persistd maps Swift runtime libraries: \(swiftLibraries.sorted())")
+        }
+        let client = try first.connect()
+        let storeUUID = try client.result(["op": "hello"])["store"]?.string("uuid") ?? ""
+        #expect(!storeUUID.isEmpty)
+        let id = try client.result(["op": "insert", "entity": "Beer", "values": [
+            "name": "Pliny the Elder", "abv": 8.0, "price": "5.50",
+        ]])["object"]?.string("id") ?? ""
+        #expect(id == "x-coredata://\(storeUUID)/Beer/p1")
+        #expect(try client.result(["op": "save"]) == ["inserted": 1, "updated": 0, "deleted": 0])
+        #expect(try client.result(["op": "get", "ids": [.string(id)], "properties": ["name"]])["objects"]?
+            .arrayValue?.first?["values"]?["name"] == "Pliny the Elder")
+        client.close()
+        #expect(first.stop() == 0)
+
+        // The second start reads the metadata the first wrote (UUID, model version hashes).
+        let second = try DaemonHarness.start(directory: directory)
+        defer { second.stop() }
+        let again = try second.connect()
+        #expect(try again.result(["op": "hello"])["store"]?.string("uuid") == storeUUID)
+        #expect(try again.result(["op": "count", "entity": "Beer"]) == ["count": 1])
+        #expect(try again.result(["op": "get", "ids": [.string(id)]])["objects"]?
+            .arrayValue?.first?["values"]?["price"] == "5.50")
+        let next = try again.result(["op": "insert", "entity": "Beer", "values": ["name": "Heady Topper"]])["object"]?.string("id")
+        #expect(next == "x-coredata://\(storeUUID)/Beer/p2")
+        #expect(try again.result(["op": "save"]) == ["inserted": 1, "updated": 0, "deleted": 0])
+    }
+}
