@@ -16,7 +16,10 @@ struct StaticLinkTests {
 
     /// The shared libraries mapped into process `pid` (paths from `/proc/PID/maps`).
     static func mappedLibraries(_ pid: Int32) throws -> Set<String> {
-        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        // A /proc file reports size 0: read it to the end rather than by its size.
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(pid)/maps"))
+        defer { try? handle.close() }
+        let maps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
         var result = Set<String>()
         for line in maps.split(separator: "\n") {
             guard let path = line.split(separator: " ", omittingEmptySubsequences: true).last, path.hasPrefix("/"),
@@ -32,17 +35,19 @@ struct StaticLinkTests {
         defer { try? FileManager.default.removeItem(at: directory) }
 
         let first = try DaemonHarness.start(directory: directory)
+        let libraries = try Self.mappedLibraries(first.process.processIdentifier)
+        #expect(libraries.contains { $0.contains("libsqlite3") }, "maps read: \(libraries.sorted())")
+        let swiftLibraries = libraries.filter {
+            $0.contains("libswift") || $0.contains("libFoundation") || $0.contains("libdispatch")
+        }
         if Self.expectsStatic {
-            let swiftLibraries = try Self.mappedLibraries(first.process.processIdentifier).filter {
-                $0.contains("libswift") || $0.contains("libFoundation") || $0.contains("libdispatch")
-            }
             #expect(swiftLibraries.isEmpty, "persistd maps Swift runtime libraries: \(swiftLibraries.sorted())")
         }
         let client = try first.connect()
         let storeUUID = try client.result(["op": "hello"])["store"]?.string("uuid") ?? ""
         #expect(!storeUUID.isEmpty)
         let id = try client.result(["op": "insert", "entity": "Beer", "values": [
-            "name": "Pliny the Elder", "abv": 8.0, "price": "5.50",
+            "name": "Pliny the Elder", "abv": 8.0, "price": "4.25", "uuid": "5D0C2B56-1C1B-4E0E-9B2A-6F0A4C1D2E01",
         ]])["object"]?.string("id") ?? ""
         #expect(id == "x-coredata://\(storeUUID)/Beer/p1")
         #expect(try client.result(["op": "save"]) == ["inserted": 1, "updated": 0, "deleted": 0])
@@ -58,8 +63,10 @@ struct StaticLinkTests {
         #expect(try again.result(["op": "hello"])["store"]?.string("uuid") == storeUUID)
         #expect(try again.result(["op": "count", "entity": "Beer"]) == ["count": 1])
         #expect(try again.result(["op": "get", "ids": [.string(id)]])["objects"]?
-            .arrayValue?.first?["values"]?["price"] == "5.50")
-        let next = try again.result(["op": "insert", "entity": "Beer", "values": ["name": "Heady Topper"]])["object"]?.string("id")
+            .arrayValue?.first?["values"]?["price"] == "4.25")
+        let next = try again.result(["op": "insert", "entity": "Beer", "values": [
+            "name": "Heady Topper", "uuid": "5D0C2B56-1C1B-4E0E-9B2A-6F0A4C1D2E02",
+        ]])["object"]?.string("id")
         #expect(next == "x-coredata://\(storeUUID)/Beer/p2")
         #expect(try again.result(["op": "save"]) == ["inserted": 1, "updated": 0, "deleted": 0])
     }
