@@ -16,7 +16,7 @@ CONFIG       ?= debug
 DEB_PACKAGES := libsqlite3-dev libsystemd-dev mount pkg-config procps sqlite3 systemd util-linux
 RUN_DIR      := $(CURDIR)/.persistd
 # Release builds (bench, install, CONFIG=release) link the Swift runtime and Foundation into the
-# executables: a third of persistd's idle memory otherwise (docs/daemon.md, "Memory").
+# executables: about 6 MiB less idle memory for persistd (docs/daemon.md, "Memory").
 RELEASE_BUILD := $(SWIFT) build -c release --static-swift-stdlib
 STATIC_FLAG  := $(if $(filter release,$(CONFIG)),--static-swift-stdlib)
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
