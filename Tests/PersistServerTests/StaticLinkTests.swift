@@ -29,6 +29,32 @@ struct StaticLinkTests {
         return result
     }
 
+    /// MagicalRecord's Recipes store from `../shared/corpus`, written by Core Data, and its model
+    /// (Xcode 3 binary archives, read by the legacy model reader), or `nil` when it is absent.
+    static var recipesCorpus: URL? {
+        let directory = DaemonHarness.packageRoot.deletingLastPathComponent()
+            .appendingPathComponent("shared/corpus/stores/magicalpanda__MagicalRecord")
+        return FileManager.default.fileExists(atPath: directory.path) ? directory : nil
+    }
+
+    @Test("a Core Data store from the corpus: its legacy model loads, its metadata and objects read",
+          .enabled(if: recipesCorpus != nil, "../shared/corpus is absent"))
+    func coreDataStore() throws {
+        let corpus = try #require(Self.recipesCorpus)
+        let directory = try DaemonHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.copyItem(at: corpus.appendingPathComponent("Recipes.sqlite"),
+                                         to: directory.appendingPathComponent("store.sqlite"))
+        let daemon = try DaemonHarness.start(model: corpus.appendingPathComponent("Recipes.xcdatamodeld").path,
+                                             directory: directory)
+        defer { daemon.stop() }
+        let client = try daemon.connect()
+        // Z_UUID and row counts as recorded in Recipes.facts.json.
+        #expect(try client.result(["op": "hello"])["store"]?.string("uuid") == "124B4E21-BB5D-4A2F-9882-EC2E73F3A0F4")
+        #expect(try client.result(["op": "count", "entity": "Recipe"]) == ["count": 7])
+        #expect(try client.result(["op": "count", "entity": "RecipeType"]) == ["count": 5])
+    }
+
     @Test("new store with metadata, insert, save, fetch; restart on the same store: metadata and objects read back")
     func sessionAcrossRestart() throws {
         let directory = try DaemonHarness.temporaryDirectory()
