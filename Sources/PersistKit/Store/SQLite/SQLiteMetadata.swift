@@ -71,12 +71,29 @@ struct SQLiteMetadata: Sendable {
     }
 
     /// Sendable Swift values back as plist-ready Foundation values.
+    ///
+    /// Arrays are handed over as `NSArray`, bridged explicitly: see `bridgedArray(_:)`.
     static func foundationValue(_ value: any Sendable) -> Any {
         switch value {
         case let dictionary as [String: any Sendable]: return dictionary.mapValues { foundationValue($0) } as [String: Any]
         case let dictionary as [String: Data]: return dictionary as [String: Any]
-        case let array as [any Sendable]: return array.map { foundationValue($0) }
+        case let array as [any Sendable]: return bridgedArray(array.map { foundationValue($0) })
         default: return value
         }
+    }
+
+    /// `array` as an `NSArray`, by a direct call of Foundation's bridging.
+    ///
+    /// The call is needed for binaries linked with `--static-swift-stdlib`: the linker takes a
+    /// member of `libFoundation.a` only when a symbol of it is referenced, and Foundation's
+    /// `Array.swift.o` holds both `Array`'s `_ObjectiveCBridgeable` conformance and this method.
+    /// Without a direct reference the conformance is absent from the executable, the runtime
+    /// cannot bridge any Swift array (`[Any]` to `NSArray` and back, also in
+    /// `PropertyListSerialization`'s output), and property list writing fails with "property
+    /// lists cannot contain objects of type 'Not A Type'". This reference makes the conformance
+    /// present for the whole process (model loading parses property lists too).
+    /// `StaticLinkTests` checks it against the statically linked `persistd`.
+    static func bridgedArray(_ array: [Any]) -> NSArray {
+        array._bridgeToObjectiveC()
     }
 }

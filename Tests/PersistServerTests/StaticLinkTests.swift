@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+/// A whole session against `persistd` as installed: linked with `--static-swift-stdlib`.
+///
+/// `make test-static` builds that binary and runs this suite with `PERSIST_BIN_DIR` pointing at
+/// it and `PERSIST_EXPECT_STATIC=1`; in the ordinary test run the same session runs against the
+/// debug binary, and the check that no Swift runtime library is mapped is left out. A static
+/// executable lacks the members of `libFoundation.a` it does not reference (see
+/// `SQLiteMetadata.bridgedArray`): the session writes and reads back the store metadata's
+/// binary property list, which once failed there with "Not A Type".
+@Suite("statically linked persistd", .timeLimit(.minutes(1)))
+struct StaticLinkTests {
+    /// Whether the binary under test must be the statically linked one.
+    static var expectsStatic: Bool { ProcessInfo.processInfo.environment["PERSIST_EXPECT_STATIC"] == "1" }
+
+    /// The shared libraries mapped into process `pid` (paths from `/proc/PID/maps`).
+    static func mappedLibraries(_ pid: Int32) throws -> Set<String> {
+        // A /proc file reports size 0: read it to the end rather than by its size.
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(pid)/maps"))
+        defer { try? handle.close() }
+        let maps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+        var result = Set<String>()
+        for line in maps.split(separator: "\n") {
+            guard let path = line.split(separator: " ", omittingEmptySubsequences: true).last, path.hasPrefix("/"),
+                  path.contains(".so") else { continue }
+            result.insert(String(path))
+        }
+        return result
+    }
+
+    /// MagicalRecord's Recipes store from `../shared/corpus`, written by Core Data, and its model
+    /// (Xcode 3 binary archives, read by the legacy model reader), or `nil` when it is absent.
+    static var recipesCorpus: URL? {
+        let directory = DaemonHarness.packageRoot.deletingLastPathComponent()
+            .appendingPathComponent("shared/corpus/stores/magicalpanda__MagicalRecord")
+        return FileManager.default.fileExists(atPath: directory.path) ? directory : nil
+    }
+
+    @Test("a Core Data store from the corpus: its legacy model loads, its metadata and objects read",
+          .enabled(if: recipesCorpus != nil, "../shared/corpus is absent"))
+    func coreDataStore() throws {
+        let corpus = try #require(Self.recipesCorpus)
+        let directory = try DaemonHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.copyItem(at: corpus.appendingPathComponent("Recipes.sqlite"),
+                                         to: directory.appendingPathComponent("store.sqlite"))
+        let daemon = try DaemonHarness.start(model: corpus.appendingPathComponent("Recipes.xcdatamodeld").path,
+                                             directory: directory)
+        defer { daemon.stop() }
+        let client = try daemon.connect()
+        // Z_UUID and row counts as recorded in Recipes.facts.json.
+        #expect(try client.result(["op": "hello"])["store"]?.string("uuid") == "124B4E21-BB5D-4A2F-9882-EC2E73F3A0F4")
+        #expect(try client.result(["op": "count", "entity": "Recipe"]) == ["count": 7])
+        #expect(try client.result(["op": "count", "entity": "RecipeType"]) == ["count": 5])
+    }
+
+    @Test("new store with metadata, insert, save, fetch; restart on the same store: metadata and objects read back")
+    func sessionAcrossRestart() throws {
+        let directory = try DaemonHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        let first = try DaemonHarness.start(directory: directory)
+        let libraries = try Self.mappedLibraries(first.process.processIdentifier)
+        #expect(libraries.contains { $0.contains("libsqlite3") }, "maps read: \(libraries.sorted())")
+        let swiftLibraries = libraries.filter {
+            $0.contains("libswift") || $0.contains("libFoundation") || $0.contains("libdispatch")
+        }
+        if Self.expectsStatic {
+            #expect(swiftLibraries.isEmpty, "persistd maps Swift runtime libraries: \(swiftLibraries.sorted())")
+        }
+        let client = try first.connect()
+        let storeUUID = try client.result(["op": "hello"])["store"]?.string("uuid") ?? ""
+        #expect(!storeUUID.isEmpty)
+        let id = try client.result(["op": "insert", "entity": "Beer", "values": [
+            "name": "Pliny the Elder", "abv": 8.0, "price": "4.25", "uuid": "5D0C2B56-1C1B-4E0E-9B2A-6F0A4C1D2E01",
+        ]])["object"]?.string("id") ?? ""
+        #expect(id == "x-coredata://\(storeUUID)/Beer/p1")
+        #expect(try client.result(["op": "save"]) == ["inserted": 1, "updated": 0, "deleted": 0])
+        #expect(try client.result(["op": "get", "ids": [.string(id)], "properties": ["name"]])["objects"]?
+            .arrayValue?.first?["values"]?["name"] == "Pliny the Elder")
+        client.close()
+        #expect(first.stop() == 0)
+
+        // The second start reads the metadata the first wrote (UUID, model version hashes).
+        let second = try DaemonHarness.start(directory: directory)
+        defer { second.stop() }
+        let again = try second.connect()
+        #expect(try again.result(["op": "hello"])["store"]?.string("uuid") == storeUUID)
+        #expect(try again.result(["op": "count", "entity": "Beer"]) == ["count": 1])
+        #expect(try again.result(["op": "get", "ids": [.string(id)]])["objects"]?
+            .arrayValue?.first?["values"]?["price"] == "4.25")
+        let next = try again.result(["op": "insert", "entity": "Beer", "values": [
+            "name": "Heady Topper", "uuid": "5D0C2B56-1C1B-4E0E-9B2A-6F0A4C1D2E02",
+        ]])["object"]?.string("id")
+        #expect(next == "x-coredata://\(storeUUID)/Beer/p2")
+        #expect(try again.result(["op": "save"]) == ["inserted": 1, "updated": 0, "deleted": 0])
+    }
+}
