@@ -76,17 +76,9 @@ struct GroupCommitConcurrencyTests {
 
         // Hold the queue's leadership (without the store's connection) until everyone queued.
         let before = store.groupCommitCounters
-        let release = DispatchSemaphore(value: 0)
-        let leading = DispatchSemaphore(value: 0)
-        let done = DispatchGroup()
-        DispatchQueue.global().async(group: done) {
-            let hold = SQLiteCommitQueue.Write(what: "holding the queue") { _ in }
-            try? store.commitQueue.submit(hold) { _ in
-                leading.signal()
-                release.wait()
-            }
-        }
-        #expect(leading.wait(timeout: .now() + 30) == .success)
+        let hold = CommitQueueHold(store)
+        #expect(hold.isLeading)
+        let release = hold.release, done = hold.done
 
         let outcomes = Locked<[String: String]>([:])
         for (index, context) in contexts.enumerated() {

@@ -43,17 +43,9 @@ struct SaveKeyAllocationConcurrencyTests {
         }
 
         // Hold the queue's leadership until everyone queued, so they share one transaction.
-        let release = DispatchSemaphore(value: 0)
-        let leading = DispatchSemaphore(value: 0)
-        let done = DispatchGroup()
-        DispatchQueue.global().async(group: done) {
-            let hold = SQLiteCommitQueue.Write(what: "holding the queue") { _ in }
-            try? store.commitQueue.submit(hold) { _ in
-                leading.signal()
-                release.wait()
-            }
-        }
-        #expect(leading.wait(timeout: .now() + 30) == .success)
+        let hold = CommitQueueHold(store)
+        #expect(hold.isLeading)
+        let release = hold.release, done = hold.done
         let outcomes = Locked<[Int: String]>([:])
         for (index, context) in (contexts + [stale]).enumerated() {
             DispatchQueue.global().async(group: done) {
