@@ -14,8 +14,6 @@ final class EntityRules: Sendable {
         let checked: AttributeDescription?
     }
 
-    /// The entity the rules are of (held, so its address is not reused while cached).
-    let entity: EntityDescription
     /// A new object's values: each attribute's default, `null` elsewhere.
     let defaults: [StoreValue]
     /// The transient slots, emptied in store rows.
@@ -26,7 +24,6 @@ final class EntityRules: Sendable {
     let toMany: [RelationshipDescription]
 
     init(_ entity: EntityDescription) {
-        self.entity = entity
         defaults = entity.slots.map { ($0 as? AttributeDescription)?.defaultValue ?? .null }
         transientSlots = entity.slots.indices.filter { entity.slots[$0].isTransient }
         slots = entity.slots.enumerated().compactMap { index, property in
@@ -44,21 +41,9 @@ final class EntityRules: Sendable {
         }
     }
 
-    /// Rules of entities of frozen models (whose rules no longer change), by entity. Each
-    /// holds its entity, so no other entity can take a cached one's address; the cache is
-    /// emptied when it grows past 256 entities (models made and dropped, as tests do).
-    private static let cache = Locked<[ObjectIdentifier: EntityRules]>([:])
-
-    /// The rules of `entity`, cached once its model is frozen.
+    /// The rules of `entity`: those worked out when its model was frozen, or, for an entity of
+    /// a model not frozen yet (whose properties may still change), worked out now.
     static func of(_ entity: EntityDescription) -> EntityRules {
-        let key = ObjectIdentifier(entity)
-        if let rules = cache.withLock({ $0[key] }) { return rules }
-        let rules = EntityRules(entity)
-        guard entity.managedObjectModel?.isFrozen == true else { return rules }
-        cache.withLock { cache in
-            if cache.count >= 256 { cache.removeAll() }
-            cache[key] = rules
-        }
-        return rules
+        entity._rules ?? EntityRules(entity)
     }
 }

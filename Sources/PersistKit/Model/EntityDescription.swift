@@ -57,6 +57,8 @@ public final class EntityDescription: @unchecked Sendable {
     var _accessorIndexByName: [String: Int] = [:]
     /// Parallel to `_accessorNames`: ``shortKey(_:)`` of each name, 0 for longer names.
     var _accessorShortKeys: [UInt64] = []
+    /// What creating, validating and writing this entity's objects needs (see ``EntityRules``).
+    var _rules: EntityRules?
 
     /// Creates an entity with a name and its own properties.
     public init(name: String, properties: [PropertyDescription] = [], managedObjectClass: ManagedObject.Type = ManagedObject.self) {
@@ -153,6 +155,7 @@ public final class EntityDescription: @unchecked Sendable {
         }
         _accessorShortKeys = _accessorNames.map { Self.shortKey($0) ?? 0 }
         _accessorIndexByName = Dictionary(_accessorNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { _, last in last })
+        _rules = EntityRules(self)
     }
 
     /// A name of at most 7 UTF-8 bytes as one integer (its bytes, and its length in the top
