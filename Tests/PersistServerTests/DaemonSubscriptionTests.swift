@@ -154,12 +154,18 @@ struct DaemonSubscriptionTests {
         try writer.save()
         let subscribed = try watcher.result(["op": "subscribe", "entity": "Beer"])
         let start = subscribed.string("token")
+        // A second subscriber, made after the watcher, that reads: the hub hands each event to
+        // subscriptions in the order they were made, so once this one has all 20 events, the
+        // watcher's were handed over too, however slowly the daemon built them.
+        let pacer = try daemon.connect()
+        _ = try pacer.result(["op": "subscribe", "entity": "Beer"])
         // The watcher reads nothing while 20 transactions are committed: about 3 MB of events,
         // more than the socket, 64 KiB of output and 4 queued events hold.
         for round in 0..<20 {
             _ = try writer.result(["op": "update", "entity": "Beer", "predicate": "TRUEPREDICATE", "values": ["abv": .double(Double(round))]])
         }
-        usleep(500_000)
+        for _ in 0..<20 { _ = try pacer.nextEvent() }
+        usleep(200_000)
         var events: [JSON] = []
         var overflow: JSON?
         while overflow == nil {
