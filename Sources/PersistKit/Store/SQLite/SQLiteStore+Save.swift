@@ -119,7 +119,8 @@ extension SQLiteStore: InTransactionKeyAssigning {
                     let layout = try checkedLayout(row)
                     let write = columns(layout)
                     let root = schema.layout(of: schema.tables[layout.tableIndex].root)?.number ?? layout.number
-                    run = (row.objectID.entity, Int64(layout.number), root, write, try connection.cachedStatement(write.insertSQL))
+                    let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: layout.number)) { write.insertSQL }
+                    run = (row.objectID.entity, Int64(layout.number), root, write, statement)
                 } else if row.objectID.isTemporaryID {
                     _ = try checkedLayout(row)
                 }
@@ -139,7 +140,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
                 let layout = try checkedLayout(row)
                 let write = columns(layout)
                 let table = schema.tables[layout.tableIndex]
-                let statement = try connection.cachedStatement(write.updateSQL)
+                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.update(entityNumber: layout.number)) { write.updateSQL }
                 let next = try bindColumns(row, write, to: statement, from: 1)
                 try statement.bind(.integer(row.objectID.primaryKey), at: next)
                 try statement.bind(.integer(row.version), at: next + 1)
@@ -149,7 +150,9 @@ extension SQLiteStore: InTransactionKeyAssigning {
             }
 
             try applyToManyChanges(changes.toManyChanges, connection)
-            try checkUniqueness(of: changes.inserted + changes.updated, connection)
+            // Each row is checked on its own: the two lists need not be joined into a copy.
+            try checkUniqueness(of: changes.inserted, connection)
+            if !changes.updated.isEmpty { try checkUniqueness(of: changes.updated, connection) }
 
             // Keep Z_MAX at or above every key written, in case keys came from elsewhere.
             for (root, key) in maxKeyByRoot.sorted(by: { $0.key < $1.key }) {
@@ -186,12 +189,23 @@ extension SQLiteStore: InTransactionKeyAssigning {
         guard !countByRoot.isEmpty else { return [:] }
         var nextKeyByRoot: [Int: Int64] = [:]
         for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
-            // One statement: the first step of an UPDATE … RETURNING makes the whole change.
-            guard let last = try connection.int64("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + ? WHERE \"Z_ENT\" = ? RETURNING \"Z_MAX\"",
-                                                  [.integer(count), .integer(Int64(root))]) else {
+            // Read, then write: the caller's transaction holds the write lock (BEGIN IMMEDIATE),
+            // so no other connection can come between. Two plain statements cost SQLite about
+            // a third of one UPDATE … RETURNING, which buffers its output in a temporary table.
+            let read = try connection.cachedStatement(key: SQLiteWriteStatementKey.readKeyMaximum) {
+                "SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = ?"
+            }
+            try read.bind(.integer(Int64(root)), at: 1)
+            let current: Int64? = try read.step() && !read.isNull(0) ? read.int64(0) : nil
+            read.reset()
+            guard let current else {
                 throw PersistenceError(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity number \(root)", path: url?.path)
             }
-            nextKeyByRoot[root] = last - count + 1
+            let write = try connection.cachedStatement(key: SQLiteWriteStatementKey.writeKeyMaximum) {
+                "UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ?"
+            }
+            try write.execute([.integer(current + count), .integer(Int64(root))])
+            nextKeyByRoot[root] = current + 1
         }
         var map: [ManagedObjectID: ManagedObjectID] = [:]
         map.reserveCapacity(rows.count)
