@@ -186,7 +186,7 @@ extension ManagedObjectContext {
             if object.entity !== lastEntity {
                 lastEntity = object.entity
                 // A missing store: obtainPermanentIDs(for:) then throws the error that says so.
-                storeAssignsKeys = (try? rootStore(for: object.entity)) is any InTransactionKeyAssigning
+                storeAssignsKeys = (try? rootStore(for: object.entity)).flatMap(Self.keyAssigning) != nil
             }
             if !storeAssignsKeys { result.append(object) }
         }
@@ -270,13 +270,21 @@ extension ManagedObjectContext {
                                                        values: object.committed?.values ?? []))
         }
         for (store, request) in zip(stores, requests) where !request.isEmpty {
-            if let assigning = store as? any InTransactionKeyAssigning {
+            if let assigning = Self.keyAssigning(store) {
                 // The new objects' permanent IDs, valid now that the store committed them.
                 remapIDs(try assigning.saveAssigningKeys(request))
             } else {
                 try store.save(request)
             }
         }
+    }
+
+    /// `store` as a store that gives new objects their keys inside its save transaction, if it
+    /// is one. A SQLite store is recognized by a class check first: looking up a protocol
+    /// conformance costs the runtime a thousand instructions or more, at every save.
+    static func keyAssigning(_ store: any PersistentStore) -> (any InTransactionKeyAssigning)? {
+        if let sqlite = store as? SQLiteStore { return sqlite }
+        return store as? any InTransactionKeyAssigning
     }
 
     /// Clears the change sets after a successful save, and tells observers.

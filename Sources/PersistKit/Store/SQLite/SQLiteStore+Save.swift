@@ -112,29 +112,37 @@ extension SQLiteStore: InTransactionKeyAssigning {
             var maxKeyByRoot: [Int: Int64] = [:]
             // Rows of one entity come together: its layout, columns and prepared INSERT are
             // looked up once per run of rows, and each row's values are bound in place.
-            var run: (entity: EntityDescription, number: Int64, root: Int, write: WriteColumns, statement: SQLiteStatement)?
+            // The run's parts are separate locals: copying them out of one optional tuple per row
+            // retained and released every array of its columns.
+            var runEntity: EntityDescription?
+            var runNumber: Int64 = 0
+            var runRoot = 0
+            var runWrite = WriteColumns(names: [], values: [])
+            var runStatement: SQLiteStatement?
             for (position, row) in changes.inserted.enumerated() {
-                if run?.entity !== row.objectID.entity {
-                    run?.statement.reset()
+                if runEntity !== row.objectID.entity {
+                    runStatement?.reset()
                     let layout = try checkedLayout(row)
                     let write = columns(layout)
-                    let root = schema.layout(of: schema.tables[layout.tableIndex].root)?.number ?? layout.number
-                    let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: layout.number)) { write.insertSQL }
-                    run = (row.objectID.entity, Int64(layout.number), root, write, statement)
+                    runRoot = schema.layout(of: schema.tables[layout.tableIndex].root)?.number ?? layout.number
+                    runStatement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: layout.number)) { write.insertSQL }
+                    runEntity = row.objectID.entity
+                    runNumber = Int64(layout.number)
+                    runWrite = write
                 } else if row.objectID.isTemporaryID {
                     _ = try checkedLayout(row)
                 }
-                guard let current = run else { continue }
-                try current.statement.bind(.integer(row.objectID.primaryKey), at: 1)
-                try current.statement.bind(.integer(current.number), at: 2)
-                try current.statement.bind(.integer(1), at: 3)
-                _ = try bindColumns(row, current.write, to: current.statement, from: 4)
-                while try current.statement.step() {}
+                guard let statement = runStatement else { continue }
+                try statement.bind(.integer(row.objectID.primaryKey), at: 1)
+                try statement.bind(.integer(runNumber), at: 2)
+                try statement.bind(.integer(1), at: 3)
+                _ = try bindColumns(row, runWrite, to: statement, from: 4)
+                while try statement.step() {}
                 // A key allocated above is within Z_MAX already.
                 if request.inserted[position].objectID.isTemporaryID { continue }
-                maxKeyByRoot[current.root] = max(maxKeyByRoot[current.root] ?? 0, row.objectID.primaryKey)
+                maxKeyByRoot[runRoot] = max(maxKeyByRoot[runRoot] ?? 0, row.objectID.primaryKey)
             }
-            run?.statement.reset()
+            runStatement?.reset()
 
             for row in changes.updated {
                 let layout = try checkedLayout(row)
@@ -150,9 +158,10 @@ extension SQLiteStore: InTransactionKeyAssigning {
             }
 
             try applyToManyChanges(changes.toManyChanges, connection)
-            // Each row is checked on its own: the two lists need not be joined into a copy.
-            try checkUniqueness(of: changes.inserted, connection)
-            if !changes.updated.isEmpty { try checkUniqueness(of: changes.updated, connection) }
+            // Each row is checked on its own: the two lists need not be joined into a copy, and
+            // rows of entities without uniqueness constraints need no check at all.
+            if Self.anyConstrained(changes.inserted) { try checkUniqueness(of: changes.inserted, connection) }
+            if Self.anyConstrained(changes.updated) { try checkUniqueness(of: changes.updated, connection) }
 
             // Keep Z_MAX at or above every key written, in case keys came from elsewhere.
             for (root, key) in maxKeyByRoot.sorted(by: { $0.key < $1.key }) {
@@ -164,6 +173,17 @@ extension SQLiteStore: InTransactionKeyAssigning {
         }
         if let historyNumber { noteOwnTransaction(historyNumber) }
         return assignedKeys
+    }
+
+    /// Whether any of `rows` is of an entity with uniqueness constraints (its own or inherited),
+    /// looked up once per run of rows of one entity.
+    private static func anyConstrained(_ rows: [RowSnapshot]) -> Bool {
+        var lastEntity: EntityDescription?
+        for row in rows where row.objectID.entity !== lastEntity {
+            lastEntity = row.objectID.entity
+            if !EntityRules.of(row.objectID.entity).uniquenessConstraints.isEmpty { return true }
+        }
+        return false
     }
 
     /// Allocates a primary key for every row of `rows` with a temporary ID, from the `Z_MAX`
