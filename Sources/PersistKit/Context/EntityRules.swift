@@ -22,6 +22,8 @@ final class EntityRules: Sendable {
     let slots: [Slot]
     /// The stored to-many relationships (their counts are checked).
     let toMany: [RelationshipDescription]
+    /// The entity's uniqueness constraints with its superentities' (checked at every save).
+    let uniquenessConstraints: [[String]]
 
     init(_ entity: EntityDescription) {
         defaults = entity.slots.map { ($0 as? AttributeDescription)?.defaultValue ?? .null }
@@ -35,6 +37,7 @@ final class EntityRules: Sendable {
             }
             return isRequired || checked != nil ? Slot(index: index, property: property, isRequired: isRequired, checked: checked) : nil
         }
+        uniquenessConstraints = entity.inheritedUniquenessConstraints
         toMany = entity.allProperties.compactMap { property in
             guard let relationship = property as? RelationshipDescription, relationship.isToMany, !relationship.isTransient else { return nil }
             return relationship

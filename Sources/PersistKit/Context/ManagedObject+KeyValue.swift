@@ -102,6 +102,14 @@ extension ManagedObject {
     /// Sets the attribute or relationship `key` like ``setValue(_:forKey:)``, but throws a
     /// ``PersistenceError`` naming the object, key and expected type instead of trapping.
     public func setCheckedValue(_ value: Any?, forKey key: String) throws {
+        // The common case first: a plain attribute given a value of exactly the Swift type it
+        // takes, converted by metatype comparison (no dynamic cast, no accessor copy). Anything
+        // else, and every value this refuses, takes the general path below.
+        if let value, let plain = entity.plainAttribute(for: key), let type = plain.type,
+           let stored = Self.exactStoreValue(value, type: type) {
+            setSlot(plain.slot, to: stored)
+            return
+        }
         guard let accessor = entity.accessor(for: key) else {
             throw PersistenceError(.managedObjectValidation, "entity \(entity.name) has no property \"\(key)\"",
                                    objectID: objectID, key: key)
@@ -243,6 +251,47 @@ extension ManagedObject {
         throw PersistenceError(.validationInvalidType,
                                "unacceptable value \(value) of type \(type(of: value)) for \(entity.name).\(attribute.name), which is \(attribute.attributeType.xcodeName)",
                                objectID: objectID, key: attribute.name)
+    }
+
+    /// The store value of `value` for a plain attribute of `type` when `value`'s type is
+    /// exactly one that type takes as is (`Int64`, `Int`, `Int32` or `Int16` within range for
+    /// integers, `Double` or `Float` for floating point, `String`, `Bool`, `Date`, `Data`,
+    /// `UUID`, `URL`, `Decimal` for their own types), else `nil`. Called with an `Any`, which
+    /// Swift 6 opens: `T` is then the value's own type, and each test is a metatype comparison.
+    /// Gives what ``AttributeType/storeValue(fromObject:)`` gives for the same value.
+    @inline(__always) static func exactStoreValue<T>(_ value: T, type: AttributeType) -> StoreValue? {
+        switch type {
+        case .integer16, .integer32, .integer64:
+            let integer: Int64
+            if T.self == Int64.self { integer = unsafeBitCast(value, to: Int64.self) }
+            else if T.self == Int.self { integer = Int64(unsafeBitCast(value, to: Int.self)) }
+            else if T.self == Int32.self { integer = Int64(unsafeBitCast(value, to: Int32.self)) }
+            else if T.self == Int16.self { integer = Int64(unsafeBitCast(value, to: Int16.self)) }
+            else { return nil }
+            // Out of range: the general path throws the error that says so.
+            guard let range = type.integerRange, range.contains(integer) else { return nil }
+            return .integer(integer)
+        case .double, .float:
+            if T.self == Double.self { return .double(unsafeBitCast(value, to: Double.self)) }
+            if T.self == Float.self { return .double(Double(unsafeBitCast(value, to: Float.self))) }
+            return nil
+        case .string:
+            return T.self == String.self ? .string(unsafeBitCast(value, to: String.self)) : nil
+        case .boolean:
+            return T.self == Bool.self ? .bool(unsafeBitCast(value, to: Bool.self)) : nil
+        case .date:
+            return T.self == Date.self ? .date(unsafeBitCast(value, to: Date.self)) : nil
+        case .binaryData:
+            return T.self == Data.self ? .data(unsafeBitCast(value, to: Data.self)) : nil
+        case .uuid:
+            return T.self == UUID.self ? .uuid(unsafeBitCast(value, to: UUID.self)) : nil
+        case .uri:
+            return T.self == URL.self ? .url(unsafeBitCast(value, to: URL.self)) : nil
+        case .decimal:
+            return T.self == Decimal.self ? .decimal(unsafeBitCast(value, to: Decimal.self)) : nil
+        case .objectID, .transformable, .undefined:
+            return nil
+        }
     }
 
     /// `value` as an `Int64` when its type is exactly `Int64` or `Int`, else `nil`. Called with

@@ -30,6 +30,14 @@ extension ManagedObjectContext {
     /// The whole ``SavedChanges`` of a save, for ``mergeChanges(fromContextDidSave:)``.
     public static let savedChangesKey = "PersistKitSavedChanges"
 
+    // The `userInfo` layouts of the notifications posted at every save. `nonisolated(unsafe)`:
+    // immutable once built (a `let`), and each post works on its own copy.
+    nonisolated(unsafe) static let objectsUserInfo = NotificationUserInfoTemplate(keys: [insertedObjectsKey, updatedObjectsKey, deletedObjectsKey])
+    nonisolated(unsafe) static let savedObjectsUserInfo = NotificationUserInfoTemplate(
+        keys: [insertedObjectsKey, updatedObjectsKey, deletedObjectsKey, savedChangesKey])
+    nonisolated(unsafe) static let savedObjectIDsUserInfo = NotificationUserInfoTemplate(
+        keys: [insertedObjectIDsKey, updatedObjectIDsKey, deletedObjectIDsKey, savedChangesKey])
+
     /// Posts `name` with `userInfo`, built with `AnyHashable` keys as `Notification` keeps them
     /// (a `[String: Any]` would be converted, key by key, at every post).
     func post(_ name: Notification.Name, userInfo: [AnyHashable: Any]?) {
@@ -39,21 +47,35 @@ extension ManagedObjectContext {
     /// Applies pending delete rules and posts ``didChangeObjectsNotification`` for the changes
     /// made since the last call (Core Data's `processPendingChanges()`).
     public func processPendingChanges() {
-        onQueue {
-            propagateDeletes()
-            let inserted = unprocessedInserted.filter { !$0._isDeleted }
-            let updated = unprocessedUpdated.filter { !$0._isDeleted }
-            let deleted = unprocessedDeleted
-            unprocessedInserted = []
-            unprocessedUpdated = []
-            unprocessedDeleted = []
-            if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return }
-            post(Self.didChangeObjectsNotification, userInfo: [
-                Self.insertedObjectsKey: Set(inserted),
-                Self.updatedObjectsKey: Set(updated),
-                Self.deletedObjectsKey: Set(deleted),
-            ])
-        }
+        onQueue { _ = processPendingChangesReturningInserted() }
+    }
+
+    /// ``processPendingChanges()`` on the context's queue, returning the set of inserted
+    /// objects it posted (empty when it posted nothing), so a save can post the same set again
+    /// when it saves exactly those objects.
+    func processPendingChangesReturningInserted() -> Set<ManagedObject> {
+        if !pendingDeletePropagation.isEmpty { propagateDeletes() }
+        if unprocessedInserted.isEmpty && unprocessedUpdated.isEmpty && unprocessedDeleted.isEmpty { return [] }
+        // The sets are built straight from the pending lists (no filtered copies first).
+        var inserted = Set<ManagedObject>(minimumCapacity: unprocessedInserted.count)
+        for object in unprocessedInserted where !object._isDeleted { inserted.insert(object) }
+        var updated = Set<ManagedObject>(minimumCapacity: unprocessedUpdated.count)
+        for object in unprocessedUpdated where !object._isDeleted { updated.insert(object) }
+        let deleted = Set(unprocessedDeleted)
+        Self.clearPending(&unprocessedInserted)
+        Self.clearPending(&unprocessedUpdated)
+        Self.clearPending(&unprocessedDeleted)
+        if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return [] }
+        post(Self.didChangeObjectsNotification, userInfo: Self.objectsUserInfo.filled(inserted, updated, deleted))
+        return inserted
+    }
+
+    /// Empties a list of pending changes, keeping a small buffer for the next changes (a
+    /// context saving one object at a time then allocates no new list per save) but not a
+    /// large one (after a large insert).
+    @inline(__always) static func clearPending(_ list: inout [ManagedObject]) {
+        if list.isEmpty { return }
+        if list.count <= 64 { list.removeAll(keepingCapacity: true) } else { list = [] }
     }
 
     /// Runs the delete rules of every object deleted since the last call: nullify removes it

@@ -17,17 +17,21 @@ extension ManagedObjectContext {
     public func save() throws {
         try onQueue {
             guard hasChanges else { return }
-            processPendingChanges()
+            let pendingInserted = processPendingChangesReturningInserted()
             post(Self.willSaveObjectsNotification, userInfo: [:])
             let inserted = insertedByID.values.filter { !$0._isDeleted }
-            let deleted = deletedByID.values.filter { !$0._isInserted }
-            let updated = changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
-            for object in inserted + updated { object.willSave() }
+            let deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
+            let updated = changedByID.isEmpty ? [] : changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
+            for object in inserted { object.willSave() }
+            for object in updated { object.willSave() }
             try validate(inserted: inserted, updated: updated, deleted: deleted)
             if let parent {
                 try push(to: parent, inserted: inserted, updated: updated, deleted: deleted)
             } else {
-                try commitToStores(inserted: inserted, updated: updated, deleted: deleted)
+                // The objects-did-change set holds just the objects saved when every insert
+                // was still pending (each of them is among `inserted`): it is posted again.
+                try commitToStores(inserted: inserted, updated: updated, deleted: deleted,
+                                   insertedSet: pendingInserted.count == inserted.count ? pendingInserted : nil)
             }
         }
     }
@@ -64,7 +68,7 @@ extension ManagedObjectContext {
         for object in objects {
             if object.entity !== lastEntity {
                 lastEntity = object.entity
-                constraints = object.entity.inheritedUniquenessConstraints
+                constraints = EntityRules.of(object.entity).uniquenessConstraints
             }
             for constraint in constraints {
                 let slots = constraint.compactMap { object.entity.slotIndex(of: $0) }
@@ -182,14 +186,15 @@ extension ManagedObjectContext {
             if object.entity !== lastEntity {
                 lastEntity = object.entity
                 // A missing store: obtainPermanentIDs(for:) then throws the error that says so.
-                storeAssignsKeys = (try? rootStore(for: object.entity)) is any InTransactionKeyAssigning
+                storeAssignsKeys = (try? rootStore(for: object.entity)).flatMap(Self.keyAssigning) != nil
             }
             if !storeAssignsKeys { result.append(object) }
         }
         return result
     }
 
-    func commitToStores(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) throws {
+    func commitToStores(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
+                        insertedSet: Set<ManagedObject>? = nil) throws {
         // A SQLite store gives new objects their keys inside the save's transaction (one
         // transaction, and a failed save uses up no key); other stores' objects get them now.
         try obtainPermanentIDs(for: objectsNeedingKeysBeforeWriting(inserted))
@@ -213,7 +218,9 @@ extension ManagedObjectContext {
                 }
             }
         }
-        didCommit(inserted: plan.inserted, updated: plan.updated, deleted: plan.deleted + plan.alreadyDeleted, versionBump: true)
+        // Conflict resolution only ever drops inserted objects: the same count is the same set.
+        didCommit(inserted: plan.inserted, updated: plan.updated, deleted: plan.deleted + plan.alreadyDeleted, versionBump: true,
+                  insertedSet: plan.inserted.count == inserted.count ? insertedSet : nil)
         forgetVanished(plan.vanished)
     }
 
@@ -263,7 +270,7 @@ extension ManagedObjectContext {
                                                        values: object.committed?.values ?? []))
         }
         for (store, request) in zip(stores, requests) where !request.isEmpty {
-            if let assigning = store as? any InTransactionKeyAssigning {
+            if let assigning = Self.keyAssigning(store) {
                 // The new objects' permanent IDs, valid now that the store committed them.
                 remapIDs(try assigning.saveAssigningKeys(request))
             } else {
@@ -272,11 +279,26 @@ extension ManagedObjectContext {
         }
     }
 
+    /// `store` as a store that gives new objects their keys inside its save transaction, if it
+    /// is one. A SQLite store is recognized by a class check first: looking up a protocol
+    /// conformance costs the runtime a thousand instructions or more, at every save.
+    static func keyAssigning(_ store: any PersistentStore) -> (any InTransactionKeyAssigning)? {
+        if let sqlite = store as? SQLiteStore { return sqlite }
+        return store as? any InTransactionKeyAssigning
+    }
+
     /// Clears the change sets after a successful save, and tells observers.
-    func didCommit(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], versionBump: Bool) {
+    /// `insertedSet`, when given, is `Set(inserted)` built already.
+    func didCommit(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], versionBump: Bool,
+                   insertedSet: Set<ManagedObject>? = nil) {
+        // The settings read once, under one lock.
+        let (contextName, author, isRoot, coordinator, hasChildren) = settings.withLock {
+            ($0.name, $0.transactionAuthor, $0.parent == nil, $0.coordinator, !$0.children.isEmpty)
+        }
         var changes = SavedChanges()
-        changes.contextName = name
-        changes.transactionAuthor = transactionAuthor
+        changes.contextName = contextName
+        changes.transactionAuthor = author
+        changes.inserted.reserveCapacity(inserted.count)
         for object in inserted {
             object._isInserted = false
             object.committed = object.storeRow(version: versionBump ? 1 : 0)
@@ -301,27 +323,32 @@ extension ManagedObjectContext {
             registered.removeValue(forKey: object.objectID)
             object.managedObjectContext = nil
         }
-        insertedByID = [:]
-        deletedByID = [:]
-        changedByID = [:]
-        for object in inserted + updated { object.didSave() }
-        post(Self.didSaveObjectsNotification, userInfo: [
-            Self.insertedObjectsKey: Set(inserted),
-            Self.updatedObjectsKey: Set(updated),
-            Self.deletedObjectsKey: Set(deleted),
-            Self.savedChangesKey: changes,
-        ])
-        post(Self.didSaveObjectIDsNotification, userInfo: [
-            Self.insertedObjectIDsKey: Set(changes.inserted),
-            Self.updatedObjectIDsKey: Set(changes.updatedIDs),
-            Self.deletedObjectIDsKey: Set(changes.deleted),
-            Self.savedChangesKey: changes,
-        ])
+        Self.clearChangeSet(&insertedByID)
+        Self.clearChangeSet(&deletedByID)
+        Self.clearChangeSet(&changedByID)
+        for object in inserted { object.didSave() }
+        for object in updated { object.didSave() }
+        // The saved changes are boxed once and shared by both notifications.
+        let boxedChanges: Any = changes
+        post(Self.didSaveObjectsNotification,
+             userInfo: Self.savedObjectsUserInfo.filled(insertedSet ?? Set(inserted), Set(updated), Set(deleted), boxedChanges))
+        post(Self.didSaveObjectIDsNotification,
+             userInfo: Self.savedObjectIDsUserInfo.filled(Set(changes.inserted), changes.updated.isEmpty ? Set<ManagedObjectID>() : Set(changes.updatedIDs),
+                                                          Set(changes.deleted), boxedChanges))
         let saved = changes
-        for child in children where child.automaticallyMergesChangesFromParent {
-            child.perform { child.mergeSavedChanges(saved) }
+        if hasChildren {
+            for child in children where child.automaticallyMergesChangesFromParent {
+                child.perform { child.mergeSavedChanges(saved) }
+            }
         }
-        if parent == nil { persistentStoreCoordinator?.contextDidSave(self, changes: saved) }
+        if isRoot { coordinator?.contextDidSave(self, changes: saved) }
+    }
+
+    /// Empties one of the change sets after a save, keeping a small table for the next
+    /// changes (a context saving one object at a time then allocates none per save).
+    @inline(__always) static func clearChangeSet(_ set: inout [ObjectIdentifier: ManagedObject]) {
+        if set.isEmpty { return }
+        if set.count <= 64 { set.removeAll(keepingCapacity: true) } else { set = [:] }
     }
 
     // MARK: - Saving to the parent context
@@ -391,7 +418,9 @@ extension ManagedObject {
 
     /// Forgets the record of changes, after a save.
     func clearChanges() {
-        changedSlots = []
-        for name in Array(toMany.keys) { toMany[name]?.commit() }
+        if !changedSlots.isEmpty { changedSlots = [] }
+        if !toMany.isEmpty {
+            for name in Array(toMany.keys) { toMany[name]?.commit() }
+        }
     }
 }

@@ -53,10 +53,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) var insertedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var deletedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var changedByID: [ObjectIdentifier: ManagedObject] = [:]
-    var pendingDeletePropagation: [ManagedObject] = []
-    var unprocessedInserted: [ManagedObject] = []
-    var unprocessedUpdated: [ManagedObject] = []
-    var unprocessedDeleted: [ManagedObject] = []
+    @exclusivity(unchecked) var pendingDeletePropagation: [ManagedObject] = []
+    @exclusivity(unchecked) var unprocessedInserted: [ManagedObject] = []
+    @exclusivity(unchecked) var unprocessedUpdated: [ManagedObject] = []
+    @exclusivity(unchecked) var unprocessedDeleted: [ManagedObject] = []
 
     /// Creates a context of the given concurrency type. Set ``persistentStoreCoordinator`` or
     /// ``parent`` before using it.

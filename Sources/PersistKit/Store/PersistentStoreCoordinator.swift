@@ -129,7 +129,13 @@ public final class PersistentStoreCoordinator: Sendable {
     /// same block: under many concurrent saves a busy view context is woken once per run of
     /// saves rather than once per save.
     func contextDidSave(_ context: ManagedObjectContext, changes: SavedChanges) {
-        let others = contexts.withLock { list in list.compactMap(\.context).filter { $0 !== context } }
+        // One pass, and no array at all when the saving context is the only one (the usual case).
+        let others = contexts.withLock { list in
+            var others: [ManagedObjectContext] = []
+            for entry in list { if let other = entry.context, other !== context { others.append(other) } }
+            return others
+        }
+        if others.isEmpty { return }
         for other in others where other.parent == nil && other.automaticallyMergesChangesFromParent {
             let key = ObjectIdentifier(other)
             let schedule = pendingMerges.withLock { pending in

@@ -224,12 +224,13 @@ public final class SQLiteConnection {
     public func inTransaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
         precondition(transactionDepth == 0, "SQLiteConnection: transactions do not nest")
         // Prepared once per connection (sqlite3_exec would parse them at every transaction).
-        try cachedStatement("BEGIN \(kind.rawValue) TRANSACTION").execute()
+        // Found by an integer key: no SQL text built or hashed per transaction.
+        try cachedStatement(key: SQLiteWriteStatementKey.begin(kind)) { "BEGIN \(kind.rawValue) TRANSACTION" }.execute()
         transactionDepth += 1
         defer { transactionDepth -= 1 }
         do {
             let result = try body()
-            try cachedStatement("COMMIT TRANSACTION").execute()
+            try cachedStatement(key: SQLiteWriteStatementKey.commit) { "COMMIT TRANSACTION" }.execute()
             return result
         } catch {
             // A failed statement may already have rolled back the transaction (for example

@@ -112,34 +112,43 @@ extension SQLiteStore: InTransactionKeyAssigning {
             var maxKeyByRoot: [Int: Int64] = [:]
             // Rows of one entity come together: its layout, columns and prepared INSERT are
             // looked up once per run of rows, and each row's values are bound in place.
-            var run: (entity: EntityDescription, number: Int64, root: Int, write: WriteColumns, statement: SQLiteStatement)?
+            // The run's parts are separate locals: copying them out of one optional tuple per row
+            // retained and released every array of its columns.
+            var runEntity: EntityDescription?
+            var runNumber: Int64 = 0
+            var runRoot = 0
+            var runWrite = WriteColumns(names: [], values: [])
+            var runStatement: SQLiteStatement?
             for (position, row) in changes.inserted.enumerated() {
-                if run?.entity !== row.objectID.entity {
-                    run?.statement.reset()
+                if runEntity !== row.objectID.entity {
+                    runStatement?.reset()
                     let layout = try checkedLayout(row)
                     let write = columns(layout)
-                    let root = schema.layout(of: schema.tables[layout.tableIndex].root)?.number ?? layout.number
-                    run = (row.objectID.entity, Int64(layout.number), root, write, try connection.cachedStatement(write.insertSQL))
+                    runRoot = schema.layout(of: schema.tables[layout.tableIndex].root)?.number ?? layout.number
+                    runStatement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: layout.number)) { write.insertSQL }
+                    runEntity = row.objectID.entity
+                    runNumber = Int64(layout.number)
+                    runWrite = write
                 } else if row.objectID.isTemporaryID {
                     _ = try checkedLayout(row)
                 }
-                guard let current = run else { continue }
-                try current.statement.bind(.integer(row.objectID.primaryKey), at: 1)
-                try current.statement.bind(.integer(current.number), at: 2)
-                try current.statement.bind(.integer(1), at: 3)
-                _ = try bindColumns(row, current.write, to: current.statement, from: 4)
-                while try current.statement.step() {}
+                guard let statement = runStatement else { continue }
+                try statement.bind(.integer(row.objectID.primaryKey), at: 1)
+                try statement.bind(.integer(runNumber), at: 2)
+                try statement.bind(.integer(1), at: 3)
+                _ = try bindColumns(row, runWrite, to: statement, from: 4)
+                while try statement.step() {}
                 // A key allocated above is within Z_MAX already.
                 if request.inserted[position].objectID.isTemporaryID { continue }
-                maxKeyByRoot[current.root] = max(maxKeyByRoot[current.root] ?? 0, row.objectID.primaryKey)
+                maxKeyByRoot[runRoot] = max(maxKeyByRoot[runRoot] ?? 0, row.objectID.primaryKey)
             }
-            run?.statement.reset()
+            runStatement?.reset()
 
             for row in changes.updated {
                 let layout = try checkedLayout(row)
                 let write = columns(layout)
                 let table = schema.tables[layout.tableIndex]
-                let statement = try connection.cachedStatement(write.updateSQL)
+                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.update(entityNumber: layout.number)) { write.updateSQL }
                 let next = try bindColumns(row, write, to: statement, from: 1)
                 try statement.bind(.integer(row.objectID.primaryKey), at: next)
                 try statement.bind(.integer(row.version), at: next + 1)
@@ -149,7 +158,10 @@ extension SQLiteStore: InTransactionKeyAssigning {
             }
 
             try applyToManyChanges(changes.toManyChanges, connection)
-            try checkUniqueness(of: changes.inserted + changes.updated, connection)
+            // Each row is checked on its own: the two lists need not be joined into a copy, and
+            // rows of entities without uniqueness constraints need no check at all.
+            if Self.anyConstrained(changes.inserted) { try checkUniqueness(of: changes.inserted, connection) }
+            if Self.anyConstrained(changes.updated) { try checkUniqueness(of: changes.updated, connection) }
 
             // Keep Z_MAX at or above every key written, in case keys came from elsewhere.
             for (root, key) in maxKeyByRoot.sorted(by: { $0.key < $1.key }) {
@@ -161,6 +173,17 @@ extension SQLiteStore: InTransactionKeyAssigning {
         }
         if let historyNumber { noteOwnTransaction(historyNumber) }
         return assignedKeys
+    }
+
+    /// Whether any of `rows` is of an entity with uniqueness constraints (its own or inherited),
+    /// looked up once per run of rows of one entity.
+    private static func anyConstrained(_ rows: [RowSnapshot]) -> Bool {
+        var lastEntity: EntityDescription?
+        for row in rows where row.objectID.entity !== lastEntity {
+            lastEntity = row.objectID.entity
+            if !EntityRules.of(row.objectID.entity).uniquenessConstraints.isEmpty { return true }
+        }
+        return false
     }
 
     /// Allocates a primary key for every row of `rows` with a temporary ID, from the `Z_MAX`
@@ -186,12 +209,23 @@ extension SQLiteStore: InTransactionKeyAssigning {
         guard !countByRoot.isEmpty else { return [:] }
         var nextKeyByRoot: [Int: Int64] = [:]
         for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
-            // One statement: the first step of an UPDATE … RETURNING makes the whole change.
-            guard let last = try connection.int64("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + ? WHERE \"Z_ENT\" = ? RETURNING \"Z_MAX\"",
-                                                  [.integer(count), .integer(Int64(root))]) else {
+            // Read, then write: the caller's transaction holds the write lock (BEGIN IMMEDIATE),
+            // so no other connection can come between. Two plain statements cost SQLite about
+            // a third of one UPDATE … RETURNING, which buffers its output in a temporary table.
+            let read = try connection.cachedStatement(key: SQLiteWriteStatementKey.readKeyMaximum) {
+                "SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = ?"
+            }
+            try read.bind(.integer(Int64(root)), at: 1)
+            let current: Int64? = try read.step() && !read.isNull(0) ? read.int64(0) : nil
+            read.reset()
+            guard let current else {
                 throw PersistenceError(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity number \(root)", path: url?.path)
             }
-            nextKeyByRoot[root] = last - count + 1
+            let write = try connection.cachedStatement(key: SQLiteWriteStatementKey.writeKeyMaximum) {
+                "UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ?"
+            }
+            try write.execute([.integer(current + count), .integer(Int64(root))])
+            nextKeyByRoot[root] = current + 1
         }
         var map: [ManagedObjectID: ManagedObjectID] = [:]
         map.reserveCapacity(rows.count)
