@@ -140,6 +140,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Hashes the instance's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
+    /// The hash `Set` and `Dictionary` ask for first: the instance's identity hashed with the
+    /// table's seed, as ``hash(into:)`` hashes it, without building a `Hasher` (a to-many
+    /// relationship's `Set` is built from scratch at each read).
+    public func _rawHashValue(seed: Int) -> Int { ObjectIdentifier(self)._rawHashValue(seed: seed) }
+
     /// `<Beer: x-coredata://…/Beer/p1>` and, unless a fault, its values.
     open var description: String {
         var text = "<\(entity.name): \(objectID.uriRepresentation().absoluteString)"
