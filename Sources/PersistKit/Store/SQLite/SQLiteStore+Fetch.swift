@@ -49,7 +49,15 @@ extension SQLiteStore {
         case .none:
             return .null
         case .attribute(let index, let type):
-            return decodeAttribute(statement, Int32(index + 3), type)
+            let column = Int32(index + 3)
+            if type == .integer64 || type == .integer32 || type == .integer16 {
+                // The common case inline (decodeAttribute is not inlined): one C call, and the
+                // type check only for a 0, as sqlite3_column_int64 gives 0 for NULL.
+                let value = statement.int64(column)
+                if value == 0 && statement.isNull(column) { return .null }
+                return .integer(value)
+            }
+            return decodeAttribute(statement, column, type)
         case .toOne(let index, let entityIndex, let relationship):
             let column = Int32(index + 3)
             let key = statement.int64(column)
