@@ -25,7 +25,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's ID: temporary until the object is first saved, then permanent.
     public internal(set) var objectID: ManagedObjectID
     /// The context the object is registered in; `nil` once deleted and saved, or after a reset.
-    public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    // Unchecked exclusivity, as for the per-object state below: set and read on the context's queue.
+    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: ManagedObjectContext?
 
     // Exclusivity checks are off for the per-object state below: it is touched only on the
     // context's queue (see ManagedObjectContext), and dynamic checks cost about a tenth of a
@@ -40,7 +41,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var pendingRow: RowSnapshot?
     /// For a fault of a batched fetch beyond its first batch: the batch whose rows are loaded
     /// together when this object is first touched.
-    var faultingBatch: FaultingBatch?
+    @exclusivity(unchecked) var faultingBatch: FaultingBatch?
     /// Slots changed since the last save.
     @exclusivity(unchecked) var changedSlots: Set<Int> = []
     /// To-many relationship states, by relationship name, created on first use.
@@ -138,6 +139,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Hashes the instance's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    /// The hash `Set` and `Dictionary` ask for first: the instance's identity hashed with the
+    /// table's seed, as ``hash(into:)`` hashes it, without building a `Hasher` (a to-many
+    /// relationship's `Set` is built from scratch at each read).
+    public func _rawHashValue(seed: Int) -> Int { ObjectIdentifier(self)._rawHashValue(seed: seed) }
 
     /// `<Beer: x-coredata://…/Beer/p1>` and, unless a fault, its values.
     open var description: String {

@@ -169,10 +169,9 @@ extension ManagedObjectContext {
     /// which may have unsaved changes, so only a root context keeps the row with the fault.
     @inline(__always)
     func materialize(_ row: RowSnapshot, isRoot: Bool) -> ManagedObject {
-        if let existing = registered[row.objectID] {
-            if existing._isFault && isRoot { existing.pendingRow = row }
-            return existing
-        }
-        return registerFault(row.objectID, row: isRoot ? row : nil)
+        // A new fault, or a registered fault, holds the row; a realized object keeps its values.
+        let object = registeredOrNewFault(row.objectID)
+        if object._isFault && isRoot { object.pendingRow = row }
+        return object
     }
 }

@@ -120,11 +120,17 @@ public final class ManagedObjectContext: @unchecked Sendable {
     // MARK: - Running on the queue
 
     /// Whether the caller is running on this context's queue.
-    var isOnQueue: Bool { DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) }
+    ///
+    /// A block this context runs (through ``ReadScope``) says so in a thread-local slot, read
+    /// first; otherwise Dispatch is asked for the queue's specific value.
+    var isOnQueue: Bool {
+        let identity = ObjectIdentifier(self)
+        return ReadScope.isRunning(context: identity) || DispatchQueue.getSpecific(key: Self.queueKey) == identity
+    }
 
     /// Runs `block` on the context's queue asynchronously (Core Data's `perform(_:)`).
     public func perform(_ block: @escaping @Sendable () -> Void) {
-        queue.async { ReadScope.run(block) }
+        queue.async { ReadScope.run(for: self, block) }
     }
 
     /// Runs `block` on the context's queue and waits for it; runs inline when already on the
@@ -137,7 +143,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func perform<T: Sendable>(_ block: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try ReadScope.run(block) })
+                continuation.resume(with: Result { try ReadScope.run(for: self, block) })
             }
         }
     }
@@ -146,7 +152,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// ``ReadScope`` (single-object reads of one block may share a read transaction).
     @inline(__always) func onQueue<T>(_ block: () throws -> T) rethrows -> T {
         if isOnQueue { return try block() }
-        return try queue.sync { try ReadScope.run(block) }
+        return try queue.sync { try ReadScope.run(for: self, block) }
     }
 
     // MARK: - Registered objects
@@ -210,10 +216,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// (Core Data's `object(with:)`). The object need not exist; touching a fault for a missing
     /// object gives an object with no values.
     public func object(with objectID: ManagedObjectID) -> ManagedObject {
-        onQueue {
-            if let object = registered[objectID] { return object }
-            return registerFault(objectID, row: nil)
-        }
+        onQueue { registeredOrNewFault(objectID) }
     }
 
     /// The object for `objectID`, loaded, or an error if no store or parent has it
@@ -222,7 +225,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         try onQueue {
             let existing = registered[objectID]
             if let existing, !existing._isFault { return existing }
-            guard let row = try loadRows(for: [objectID]).first else {
+            guard let row = try loadRow(for: objectID) else {
                 throw PersistenceError(.objectNotFound, "no object exists for \(objectID.uriRepresentation().absoluteString)",
                                        objectID: objectID)
             }
@@ -265,14 +268,30 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// or a new fault, without checking the queue.
     @inline(__always)
     func registeredObject(with objectID: ManagedObjectID) -> ManagedObject {
-        registered[objectID] ?? registerFault(objectID, row: nil)
+        registeredOrNewFault(objectID)
     }
 
     func registerFault(_ objectID: ManagedObjectID, row: RowSnapshot?) -> ManagedObject {
-        let object = objectID.entity.managedObjectClass.init(fault: objectID)
+        let object = makeFault(objectID)
         object.pendingRow = row
-        object.managedObjectContext = self
         registered[objectID] = object
+        return object
+    }
+
+    /// The registered object for `objectID`, or a new fault registered for it, with one probe
+    /// of the registry (a lookup then an insert would hash the ID twice).
+    @inline(__always)
+    func registeredOrNewFault(_ objectID: ManagedObjectID) -> ManagedObject {
+        @inline(__always) func pass(_ object: inout ManagedObject) -> ManagedObject { object }
+        // The inout access inserts the default when the key is absent.
+        return pass(&registered[objectID, default: makeFault(objectID)])
+    }
+
+    /// A new, unregistered fault for `objectID` belonging to this context.
+    @inline(__always)
+    private func makeFault(_ objectID: ManagedObjectID) -> ManagedObject {
+        let object = objectID.entity.managedObjectClass.init(fault: objectID)
+        object.managedObjectContext = self
         return object
     }
 
@@ -296,7 +315,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
                 loadFaultingBatch(batch)
                 row = object.pendingRow.take()
             }
-            if row == nil { row = try? loadRows(for: [object.objectID]).first }
+            if row == nil { row = try? loadRow(for: object.objectID) }
         }
         if object.faultingBatch != nil { object.faultingBatch = nil }
         guard let row else {
@@ -307,6 +326,23 @@ public final class ManagedObjectContext: @unchecked Sendable {
         object.committed = row
         object._isFault = false
         object.awakeFromFetch()
+    }
+
+    /// The row of one object from the parent context, or from its store for a root context:
+    /// ``loadRows(for:)`` for one ID, without arrays (a fault firing, `existingObject(with:)`).
+    func loadRow(for id: ManagedObjectID) throws -> RowSnapshot? {
+        // One trip through the settings lock for both (a root context has no parent, so its
+        // coordinator is its own).
+        let (parent, ownCoordinator) = settings.withLock { ($0.parent, $0.coordinator) }
+        if let parent {
+            return try parent.onQueue { try parent.rowsForChild([id]) }.first
+        }
+        guard let coordinator = ownCoordinator else {
+            throw PersistenceError(.persistentStoreOperation, "the context has neither a coordinator nor a parent")
+        }
+        guard !id.isTemporaryID, let storeIdentifier = id.storeIdentifier,
+              let store = coordinator.persistentStore(withIdentifier: storeIdentifier) else { return nil }
+        return try store.row(for: id)
     }
 
     /// Rows for `ids` from the parent context, or from the stores for a root context.
@@ -321,10 +357,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
             throw PersistenceError(.persistentStoreOperation, "the context has neither a coordinator nor a parent")
         }
         if ids.count == 1 {
-            // One object (a fault firing, `existingObject(with:)`): no grouping by store.
+            // One object: no grouping by store.
             let id = ids[0]
             guard !id.isTemporaryID, let store = coordinator.persistentStore(withIdentifier: id.storeIdentifier ?? "") else { return [] }
-            return try store.rows(for: ids)
+            return try store.row(for: id).map { [$0] } ?? []
         }
         var rows: [RowSnapshot] = []
         var byStore: [String: [ManagedObjectID]] = [:]

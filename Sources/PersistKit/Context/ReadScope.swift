@@ -16,7 +16,9 @@ final class ReadScope {
 
     /// How many single-object reads the scope made so far; the store starts a shared read
     /// transaction from the second one on, so a block that reads one object pays nothing extra.
-    var reads = 0
+    @exclusivity(unchecked) var reads = 0
+    /// The context whose queue runs the scope's block, if the block is a context's.
+    let context: ObjectIdentifier?
     /// The stores that hold a read transaction for this scope, ended when the scope ends.
     private var leases: [ReadLeaseHolder] = []
 
@@ -31,10 +33,15 @@ final class ReadScope {
         return Unmanaged<ReadScope>.fromOpaque(raw).takeUnretainedValue()
     }
 
+    init(context: ObjectIdentifier?) {
+        self.context = context
+    }
+
     /// Runs `body` as a new scope of this thread, then ends every read transaction it started.
-    static func run<T>(_ body: () throws -> T) rethrows -> T {
+    /// `context` names the context whose queue runs `body` (see ``isRunning(context:)``).
+    static func run<T>(for context: AnyObject? = nil, _ body: () throws -> T) rethrows -> T {
         let previous = pthread_getspecific(key)
-        let scope = ReadScope()
+        let scope = ReadScope(context: context.map(ObjectIdentifier.init))
         // Unretained: `scope` lives until this function returns, after the slot is restored.
         pthread_setspecific(key, Unmanaged.passUnretained(scope).toOpaque())
         defer {
@@ -42,6 +49,14 @@ final class ReadScope {
             for store in scope.leases { store.endReadLease(of: ObjectIdentifier(scope)) }
         }
         return try body()
+    }
+
+    /// Whether the innermost scope of this thread runs a block of `context` on its queue: a
+    /// thread-local read, cheaper than asking Dispatch for the queue's specific value. `false`
+    /// says nothing (the caller then asks Dispatch).
+    static func isRunning(context: ObjectIdentifier) -> Bool {
+        guard let raw = pthread_getspecific(key) else { return false }
+        return Unmanaged<ReadScope>.fromOpaque(raw).takeUnretainedValue().context == context
     }
 
     /// The thread-local slot. `pthread_key_create` fails only when the process ran out of keys

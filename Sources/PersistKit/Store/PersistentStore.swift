@@ -47,6 +47,11 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// The rows of the given objects, in any order; objects not in the store are left out.
     func rows(for objectIDs: [ManagedObjectID]) throws -> [RowSnapshot]
 
+    /// The row of one object, or `nil` if the store does not hold it: what a fault firing and
+    /// `existingObject(with:)` ask. The default takes ``rows(for:)``'s first row; a store may
+    /// answer one object more cheaply.
+    func row(for objectID: ManagedObjectID) throws -> RowSnapshot?
+
     /// The destinations of `objectID`'s to-many `relationship`, in order if it is ordered.
     func destinations(of objectID: ManagedObjectID, relationship: RelationshipDescription) throws -> [ManagedObjectID]
 
@@ -81,7 +86,7 @@ public protocol PersistentStore: AnyObject, Sendable {
 }
 
 extension PersistentStore {
-    /// The row of one object, or `nil` if the store does not hold it.
+    /// The row of one object, or `nil` if the store does not hold it: the first row of ``rows(for:)``.
     public func row(for objectID: ManagedObjectID) throws -> RowSnapshot? {
         try rows(for: [objectID]).first
     }

@@ -30,16 +30,21 @@ public final class SQLiteConnection {
     public let path: String
     private var isClosed = false
     private let cache = SQLiteStatementCache()
+    /// The statements that read one row by key, one per entity read so far (see
+    /// ``singleRowStatement(for:)``). The entity is held so its identity cannot be reused.
+    @exclusivity(unchecked) private var singleRowStatements: [(entity: EntityDescription, statement: SQLiteStatement)] = []
     private var transactionDepth = 0
 
     /// The number of statements started on this connection (each run of a prepared statement,
     /// each statement of ``execute(_:)``), for tests and diagnostics.
-    public private(set) var statementCount = 0
+    // Unchecked exclusivity: the connection is confined to one thread at a time (the store's
+    // lock), and the dynamic check cost more than the increment on the single-row read path.
+    @exclusivity(unchecked) public private(set) var statementCount = 0
     /// The time limit on reads, when ``StoreOptions/queryTimeout`` sets one (kept alive here
     /// as long as the connection, whose progress handler points to it).
     var queryLimit: SQLiteQueryLimit?
     /// Called with the SQL of each statement started, if set (for tests that assert exact SQL).
-    public var statementObserver: ((String) -> Void)?
+    @exclusivity(unchecked) public var statementObserver: ((String) -> Void)?
 
     /// Opens the database at `path` (`sqlite3_open_v2`), through the registered VFS named
     /// `vfs`, or SQLite's default VFS when it is `nil`.
@@ -62,6 +67,7 @@ public final class SQLiteConnection {
     deinit {
         assert(isClosed, "SQLiteConnection: the connection to \(path) was not closed")
         if !isClosed {
+            singleRowStatements.removeAll()
             cache.removeAll()
             sqlite3_close_v2(handle)
         }
@@ -75,6 +81,7 @@ public final class SQLiteConnection {
     /// deallocated when the last prepared statement is finalized" (sqlite.org/c3ref/close.html).
     public func close() throws(SQLiteError) {
         guard !isClosed else { return }
+        singleRowStatements.removeAll()
         cache.removeAll()
         let code = sqlite3_close_v2(handle)
         guard code == SQLITE_OK else { throw lastError(code: code) }
@@ -118,6 +125,20 @@ public final class SQLiteConnection {
     func cachedStatement(key: Int, _ sql: () -> String) throws(SQLiteError) -> SQLiteStatement {
         try checkOpen(nil)
         return try cache.statement(key: key, on: self, sql: sql)
+    }
+
+    /// The statement kept for reading one row of `entity` by key, if one was kept: a linear
+    /// search of a short list (a store has few entities), cheaper than hashing on the path of
+    /// every fault that fires.
+    func singleRowStatement(for entity: EntityDescription) -> SQLiteStatement? {
+        for entry in singleRowStatements where entry.entity === entity { return entry.statement }
+        return nil
+    }
+
+    /// Keeps `statement` as the one that reads one row of `entity` by key; finalized when the
+    /// connection closes.
+    func keepSingleRowStatement(_ statement: SQLiteStatement, for entity: EntityDescription) {
+        singleRowStatements.append((entity, statement))
     }
 
     /// Runs one or more statements with no parameters (`sqlite3_exec`).

@@ -14,7 +14,9 @@ public final class SQLiteStatement {
     unowned let connection: SQLiteConnection
     /// The SQL text the statement was prepared from.
     public let sql: String
-    private var needsReset = false
+    // Unchecked exclusivity: a statement is used by one thread at a time (its connection's
+    // owner); the dynamic checks cost more than the flag on the single-row read path.
+    @exclusivity(unchecked) private var needsReset = false
 
     init(connection: SQLiteConnection, sql: String) throws(SQLiteError) {
         var statement: OpaquePointer?
@@ -47,6 +49,14 @@ public final class SQLiteStatement {
         // The result of sqlite3_reset repeats the error of the last step, already thrown.
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        needsReset = false
+    }
+
+    /// Resets the statement so it can run again, keeping its bindings: for statements whose
+    /// every parameter is bound again before each run.
+    public func resetKeepingBindings() {
+        // The result of sqlite3_reset repeats the error of the last step, already thrown.
+        sqlite3_reset(handle)
         needsReset = false
     }
 

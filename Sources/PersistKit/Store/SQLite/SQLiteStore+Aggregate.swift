@@ -135,26 +135,25 @@ extension SQLiteStore {
         return try withConnection(.sqlite, "prefetching \(relationship.entity?.name ?? "?").\(relationship.name) failed") { connection in
             let largestKey = connection.planningInt64("SELECT MAX(\"Z_PK\") FROM \(SQLiteSchema.quote(sourceTable.name))") ?? 0
             guard Int64(sourceKeys.count) * 4 >= largestKey else { return nil }
-            // Each source's position: rows are gathered per position, with no hashing of IDs.
-            var positionByKey: [Int64: Int] = [:]
-            positionByKey.reserveCapacity(sourceKeys.count)
-            for (position, key) in sourceKeys.enumerated() { positionByKey[key] = position }
+            // Each source's position, indexed by its key (keys are at most four times as many as
+            // the sources here, so a flat table is small): rows are gathered per position, with
+            // no hashing per row, whether or not siblings are neighbours in the table.
+            var positionByKey = [Int32](repeating: -1, count: Int(max(0, largestKey)) + 1)
+            var sourceByPosition: [ManagedObjectID?] = []
+            sourceByPosition.reserveCapacity(sourceKeys.count)
+            for (position, key) in sourceKeys.enumerated() {
+                if key >= 0 && key < Int64(positionByKey.count) { positionByKey[Int(key)] = Int32(position) }
+                sourceByPosition.append(sourceByKey[key])
+            }
             var buckets = [[RowSnapshot]](repeating: [], count: sourceKeys.count)
             let sourceIndex = Int32(3 + destinationTable.columns.count)
             let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(SQLiteSchema.quote(destinationTable.name)) AS \"t0\" WHERE \(sourceColumn) IS NOT NULL ORDER BY \"t0\".\"Z_PK\""
-            // Siblings are usually neighbours: the last key's position and ID are reused.
-            var lastKey: Int64 = 0
-            var lastPosition: Int?
-            var lastSource: ManagedObjectID?
             try connection.cachedStatement(sql).forEachRow { statement in
                 let key = statement.int64(sourceIndex)
-                if key != lastKey || lastPosition == nil {
-                    lastKey = key
-                    lastPosition = positionByKey[key]
-                    lastSource = lastPosition == nil ? nil : sourceByKey[key]
-                }
-                guard let position = lastPosition else { return }
-                guard let row = decodeRow(statement, knownDestination: lastSource),
+                guard key >= 0 && key < Int64(positionByKey.count) else { return }
+                let position = Int(positionByKey[Int(key)])
+                guard position >= 0 else { return }
+                guard let row = decodeRow(statement, knownDestination: sourceByPosition[position]),
                       row.objectID.entity.isKind(of: destination) else { return }
                 buckets[position].append(row)
             }

@@ -49,7 +49,15 @@ extension SQLiteStore {
         case .none:
             return .null
         case .attribute(let index, let type):
-            return decodeAttribute(statement, Int32(index + 3), type)
+            let column = Int32(index + 3)
+            if type == .integer64 || type == .integer32 || type == .integer16 {
+                // The common case inline (decodeAttribute is not inlined): one C call, and the
+                // type check only for a 0, as sqlite3_column_int64 gives 0 for NULL.
+                let value = statement.int64(column)
+                if value == 0 && statement.isNull(column) { return .null }
+                return .integer(value)
+            }
+            return decodeAttribute(statement, column, type)
         case .toOne(let index, let entityIndex, let relationship):
             let column = Int32(index + 3)
             let key = statement.int64(column)
@@ -212,17 +220,33 @@ extension SQLiteStore {
     static var maximumKeysPerRead: Int { 512 }
 
     /// The row of one object, or `nil` if the store has none of it (or of a subentity of it).
-    func row(for id: ManagedObjectID) throws -> RowSnapshot? {
-        guard !id.isTemporaryID, id.storeIdentifier == identifier, let layout = schema.layout(of: id.entity) else { return nil }
-        return try withLeasedReadConnection("reading rows failed") { connection in
-            let statement = try rowStatement(layout.tableIndex, keyCount: 1, on: connection)
+    ///
+    /// The path of a fault firing and of `existingObject(with:)`: no arrays, the entity's
+    /// `WHERE Z_PK = ?` statement found in the connection's short per-entity list (no hashing,
+    /// no SQL text), its key rebound in place and its bindings left as they are afterwards.
+    public func row(for id: ManagedObjectID) throws -> RowSnapshot? {
+        guard !id.isTemporaryID, id.storeIdentifier == identifier else { return nil }
+        return try withLeasedReadConnection("reading rows failed") { connection -> RowSnapshot? in
+            guard let statement = try singleRowStatement(for: id.entity, on: connection) else { return nil }
             try statement.bind(.integer(id.primaryKey), at: 1)
-            defer { statement.reset() }
+            defer { statement.resetKeepingBindings() }
             guard try statement.step(), let row = decodeRow(statement, knownID: id), row.objectID.entity.isKind(of: id.entity) else {
                 return nil
             }
             return row
         }
+    }
+
+    /// The statement that reads one row of `entity`'s table by key, or `nil` if the store does
+    /// not hold the entity. Kept per entity on the connection after its first use.
+    private func singleRowStatement(for entity: EntityDescription, on connection: SQLiteConnection) throws(SQLiteError) -> SQLiteStatement? {
+        if let statement = connection.singleRowStatement(for: entity) { return statement }
+        guard let layout = schema.layout(of: entity) else { return nil }
+        let table = schema.tables[layout.tableIndex]
+        let sql = "SELECT \(selectList(table)) FROM \(SQLiteSchema.quote(table.name)) AS \"t0\" WHERE \"t0\".\"Z_PK\" = ?"
+        let statement = try connection.prepare(sql)
+        connection.keepSingleRowStatement(statement, for: entity)
+        return statement
     }
 
     /// The cached statement that reads the rows of `keyCount` keys (rounded up to a power of

@@ -25,33 +25,45 @@ extension SQLiteStore: ReadLeaseHolder {
         // rollback journal its SHARED lock would keep every other connection from committing
         // until the block ends.
         guard fileWatch.watchesWAL, let scope = ReadScope.current else { return try withConnection(.sqlite, what, body) }
-        let owner = ObjectIdentifier(scope)
         do {
-            return try Self.retryingWhileBusy(timeout: busyTimeout, what: what, path: url?.path) {
-                try state.withLock { state throws -> T in
-                    guard let connection = state.connection else {
-                        throw PersistenceError(.persistentStoreOperation, "the store is closed", path: url?.path)
-                    }
-                    if state.readLease != owner {
-                        Self.endReadLease(&state, connection)
-                        // The scope's first read runs alone: a block that reads one object pays nothing extra.
-                        if scope.reads > 0, connection.isAutocommit, connection.executeLeaseStatement("BEGIN") {
-                            state.readLease = owner
-                            scope.holds(self)
-                        }
-                    }
-                    scope.reads += 1
-                    do {
-                        return try body(connection)
-                    } catch {
-                        // A failed read ends the transaction, so a retry starts afresh.
-                        Self.endReadLease(&state, connection)
-                        throw error
-                    }
+            // One attempt first, outside the retry loop: it reads the clock only once the store
+            // is found busy, not on every read of one row.
+            do {
+                return try leasedRead(scope, body)
+            } catch let error as SQLiteError where Self.isBusy(error) {
+                return try Self.retryingWhileBusy(timeout: busyTimeout, what: what, path: url?.path) {
+                    try leasedRead(scope, body)
                 }
             }
         } catch let error as SQLiteError {
             throw error.persistenceError(.sqlite, what, path: url?.path)
+        }
+    }
+
+    /// One attempt of ``withLeasedReadConnection(_:_:)``: under the store's lock, ends another
+    /// scope's lease, opens this scope's from its second read on, and runs `body`.
+    private func leasedRead<T>(_ scope: ReadScope, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        let owner = ObjectIdentifier(scope)
+        return try state.withLock { state throws -> T in
+            guard let connection = state.connection else {
+                throw PersistenceError(.persistentStoreOperation, "the store is closed", path: url?.path)
+            }
+            if state.readLease != owner {
+                Self.endReadLease(&state, connection)
+                // The scope's first read runs alone: a block that reads one object pays nothing extra.
+                if scope.reads > 0, connection.isAutocommit, connection.executeLeaseStatement("BEGIN") {
+                    state.readLease = owner
+                    scope.holds(self)
+                }
+            }
+            scope.reads += 1
+            do {
+                return try body(connection)
+            } catch {
+                // A failed read ends the transaction, so a retry starts afresh.
+                Self.endReadLease(&state, connection)
+                throw error
+            }
         }
     }
 
