@@ -13,12 +13,12 @@ struct EventLoopConcurrencyTests {
     /// Gets each stalled client sends: their replies (about 300 KB) are more than a socket holds.
     static let burst = 2000
 
-    /// How many clients run at once: more than one loop's worth, so loops serve several each.
+    /// How many clients run at once (on 3 loops): loops serve several each.
     static let clients = 8
 
     @Test("many clients' pipelined reads and writes, interleaved, are answered in order per connection with the right results")
     func interleavedClients() throws {
-        let daemon = try DaemonHarness.start(["--max-queued", "1000"])
+        let daemon = try DaemonHarness.start(["--max-queued", "1000", "--event-loops", "3"])
         defer { daemon.stop() }
         let failures = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: Self.clients) { client in
@@ -86,7 +86,7 @@ struct EventLoopConcurrencyTests {
 
     @Test("a read on one connection sees a write acknowledged on another, whichever loops serve them")
     func readSeesWriteOfAnotherConnection() throws {
-        let daemon = try DaemonHarness.start()
+        let daemon = try DaemonHarness.start(["--event-loops", "2"])
         defer { daemon.stop() }
         // Consecutive connections go to different loops (round robin); four cover both cases.
         let connections = try (0..<4).map { _ in try daemon.connect() }
@@ -109,7 +109,7 @@ struct EventLoopConcurrencyTests {
 
     @Test("a client that leaves its replies unread does not hold up the other connections of its loop")
     func unreadRepliesDoNotStallTheLoop() throws {
-        let daemon = try DaemonHarness.start(["--max-queued", "100000"])
+        let daemon = try DaemonHarness.start(["--max-queued", "100000", "--event-loops", "2"])
         defer { daemon.stop() }
         let setup = try daemon.connect()
         let id = try setup.result(["op": "insert", "entity": "Person", "values": ["name": "big"]])["object"]?.string("id") ?? ""

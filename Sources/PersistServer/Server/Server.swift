@@ -121,7 +121,7 @@ public final class Server: @unchecked Sendable {
         }
         var loops: [EventLoop] = []
         do {
-            for index in 0..<Self.loopCount { loops.append(try EventLoop(name: "persistd io \(index)")) }
+            for index in 0..<max(1, configuration.eventLoops) { loops.append(try EventLoop(name: "persistd io \(index)")) }
         } catch {
             for listener in listeners { listener.close() }
             throw StartError(message: "cannot create the event loops: \(error)")
@@ -132,10 +132,6 @@ public final class Server: @unchecked Sendable {
         self.probeContext = container.newBackgroundContext()
         probeContext.name = "watchdog probe"
     }
-
-    /// How many event loops serve connections: one per processor, at most 4 (a request is
-    /// short: more threads than cores only add context switches).
-    static var loopCount: Int { min(4, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
 
     /// The paths served, for logs.
     public var socketPaths: [String] { listeners.map(\.path) }
