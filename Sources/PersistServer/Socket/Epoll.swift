@@ -89,11 +89,13 @@ final class Epoll: @unchecked Sendable {
         return epoll_ctl(descriptor, operation, fd, &event) == 0 ? 0 : -errno
     }
 
-    /// Waits up to `timeout` milliseconds (-1: without end) and calls `body` with each event.
-    /// The wake-up eventfd is drained here and reported with ``wakeToken``.
-    func wait(timeout: Int32, _ body: (Event) -> Void) {
+    /// Waits up to `timeout` milliseconds (-1: without end, 0: not at all) and calls `body`
+    /// with each event; returns how many there were. The wake-up eventfd is drained here and
+    /// reported with ``wakeToken``.
+    @discardableResult
+    func wait(timeout: Int32, _ body: (Event) -> Void) -> Int {
         let count = retryingOnInterrupt { epoll_wait(descriptor, buffer.baseAddress, Int32(buffer.count), timeout) }
-        guard count > 0 else { return }
+        guard count > 0 else { return 0 }
         for index in 0..<Int(count) {
             let event = buffer[index]
             let token = event.data.u64
@@ -103,6 +105,7 @@ final class Epoll: @unchecked Sendable {
             }
             body(Event(token: token, events: Events(rawValue: event.events)))
         }
+        return Int(count)
     }
 
     /// Wakes a thread blocked in ``wait(timeout:_:)`` (from any thread).
