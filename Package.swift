@@ -23,6 +23,10 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // epoll and eventfd (glibc headers the Glibc module leaves out), for persistd's event loops.
+        .systemLibrary(
+            name: "CEpoll"
+        ),
         .target(
             name: "PersistKit",
             dependencies: ["CSQLite"]
@@ -35,7 +39,7 @@ let package = Package(
         ),
         .target(
             name: "PersistServer",
-            dependencies: ["PersistKit", "CSystemd", "PersistCodegen"]
+            dependencies: ["PersistKit", "CSystemd", "PersistCodegen", "CEpoll"]
         ),
         .executableTarget(
             name: "persistd",

@@ -30,7 +30,7 @@ public struct DaemonArguments: Sendable, Equatable {
         "model", "store", "store-type", "socket", "socket-mode", "max-connections", "max-line",
         "max-queued", "idle-timeout", "max-connections-per-user", "max-queued-bytes", "line-timeout",
         "write-timeout", "query-timeout", "allow-uids", "allow-users", "allow-groups", "read-only-users",
-        "read-only-groups", "log-level", "history", "busy-timeout", "max-events",
+        "read-only-groups", "log-level", "history", "busy-timeout", "max-events", "event-loops",
     ]
 
     /// What to do.
@@ -76,6 +76,7 @@ public struct DaemonArguments: Sendable, Equatable {
           --line-timeout SECONDS time to finish a line once started; 0 for never (default 30)
           --write-timeout SECONDS close a client that leaves replies unread this long; 0 for never (default 60)
           --query-timeout SECONDS interrupt a fetch or count running this long; 0 for never (default 10)
+          --event-loops N        threads serving connections (default: half the processors, 1 to 4)
           --allow-users LIST     users (names or IDs, `*` for all) with full access; root
                                  and the daemon's own user always have it, others are refused
                                  unless listed (--allow-uids is an older name)

@@ -104,6 +104,7 @@ public enum DaemonConfiguration {
         configuration.writeTimeout = try seconds("write-timeout") ?? configuration.writeTimeout
         configuration.queryTimeout = try seconds("query-timeout") ?? configuration.queryTimeout
         configuration.maximumQueuedEvents = try positive("max-events") ?? configuration.maximumQueuedEvents
+        configuration.eventLoops = try positive("event-loops") ?? configuration.eventLoops
         if let text = settings["history"] {
             switch text.lowercased() {
             case "on", "true", "yes", "1": configuration.historyTracking = true

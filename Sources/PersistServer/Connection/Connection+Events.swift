@@ -4,7 +4,7 @@ extension Connection {
 
     /// Queues a subscription event (from the hub's queue); it is written between replies.
     func push(_ event: SubscriptionEvent) {
-        queue.async { [self] in
+        loop.execute { [self] in
             guard !closed else { return }
             events.append(event, subscriptions: session.outbox.subscriptions)
             moveEvents()
@@ -12,7 +12,7 @@ extension Connection {
     }
 
     /// Moves waiting events into the output while no request is in flight and the output is
-    /// small, and writes them; on `queue`. Events of subscriptions ended meanwhile are skipped.
+    /// small, and writes them; on `loop`'s thread. Events of subscriptions ended meanwhile are skipped.
     func moveEvents() {
         guard !busy, !closed, !movingEvents else { return }
         movingEvents = true
@@ -26,7 +26,7 @@ extension Connection {
             }
             guard moved, !closed else { return }
             flush()
-            // Written whole: take more; otherwise the write source's flush calls again.
+            // Written whole: take more; otherwise the loop's flush, when the socket is writable, calls again.
             guard output.isEmpty else { return }
         }
     }

@@ -4,17 +4,21 @@ import PersistKit
 import Glibc
 #endif
 
-/// One client connection: a non-blocking socket, its read and write `DispatchSource`s, the
-/// line framer, the queue of requests waiting, and the session that answers them.
+/// One client connection: a non-blocking socket registered with one ``EventLoop``, the line
+/// framer, the queue of requests waiting, and the session that answers them.
 ///
-/// Everything here runs on ``queue``, a serial queue per connection that costs no thread
-/// while idle. Requests are answered in arrival order, one at a time or, for reads queued back
-/// to back, as one batch (see ``pump()``), so replies come in request order however the client
-/// pipelines; a request waits only for the ones before it on the same connection. The
-/// connection owns its descriptor and closes it once, after both sources are cancelled.
-final class Connection: @unchecked Sendable {
-    // @unchecked Sendable: every mutable property is touched only on `queue`; entry points
-    // from other queues (`start`, `checkIdle`, `beginShutdown`, `forceClose`) hop onto it.
+/// Everything here runs on ``loop``'s thread, which serves many connections: the thread that
+/// reads a request answers it when it is a read (on the view context, without a hop) and
+/// writes the reply. Writes (`insert`, `save`, …) run on the session's own context queue, so
+/// a slow save does not hold up the loop's other connections, and their replies come back
+/// as a task on the loop. Requests are answered in arrival order, one at a time or, for reads
+/// queued back to back, as one batch (see ``pump()``), so replies come in request order
+/// however the client pipelines; a request waits only for the ones before it on the same
+/// connection. The connection owns its descriptor and closes it once.
+final class Connection: @unchecked Sendable, EventLoopHandler {
+    // @unchecked Sendable: every mutable property is touched only on `loop`'s thread; entry
+    // points from other threads (`start`, `checkIdle`, `beginShutdown`, `forceClose`, `push`)
+    // hop onto it with `loop.execute`.
 
     /// What waits in line: a request to answer, or a reply already known (a decoding error).
     private enum Pending {
@@ -24,8 +28,8 @@ final class Connection: @unchecked Sendable {
 
     /// The connection's number, for logs and context names.
     let id: Int
-    /// The connection's serial queue.
-    let queue: DispatchQueue
+    /// The event loop whose thread runs everything of this connection.
+    let loop: EventLoop
     private let descriptor: Int32
     let session: Session
     private let configuration: ServerConfiguration
@@ -38,11 +42,14 @@ final class Connection: @unchecked Sendable {
     var busy = false
     var output: [UInt8] = []
     var outputStart = 0
-    private var readSource: (any DispatchSourceRead)?
-    private var writeSource: (any DispatchSourceWrite)?
+    /// The registration with `loop`, while there is one.
+    private var token: UInt64?
+    /// What the descriptor is registered for (empty: not registered).
+    private var interest: Epoll.Events = []
+    /// Reading waits until the client takes the replies buffered.
     private var readSuspended = false
-    private var writeSuspended = true
-    private var openSources = 0
+    /// A `send` was refused (EAGAIN): the rest waits for the socket to be writable.
+    private var writeBlocked = false
     /// No more input is read: EOF, an over-long line, shutdown or idle timeout.
     private var inputDone = false
     /// The connection is gone (or going): nothing more is written.
@@ -59,8 +66,8 @@ final class Connection: @unchecked Sendable {
     /// `moveEvents()` is running (it flushes, and a flush may call it again).
     var movingEvents = false
 
-    init(id: Int, descriptor: Int32, session: Session, configuration: ServerConfiguration, statistics: ServerStatistics,
-         onClose: @escaping @Sendable (Connection) -> Void) {
+    init(id: Int, descriptor: Int32, loop: EventLoop, session: Session, configuration: ServerConfiguration,
+         statistics: ServerStatistics, onClose: @escaping @Sendable (Connection) -> Void) {
         self.id = id
         self.descriptor = descriptor
         self.session = session
@@ -68,25 +75,55 @@ final class Connection: @unchecked Sendable {
         self.statistics = statistics
         self.onClose = onClose
         self.framer = LineFramer(maximumLineLength: configuration.maximumLineLength)
-        self.queue = DispatchQueue(label: "persistd.connection.\(id)")
+        self.loop = loop
         self.events = EventQueue(limit: configuration.maximumQueuedEvents)
         session.outbox.connect { [weak self] event in self?.push(event) }
     }
 
     /// Starts reading.
     func start() {
-        queue.async { [self] in
-            let read = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-            read.setEventHandler { [unowned self] in readAvailable() }
-            read.setCancelHandler { [self] in sourceCancelled() }
-            let write = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: queue)
-            write.setEventHandler { [unowned self] in flush() }
-            write.setCancelHandler { [self] in sourceCancelled() }
-            readSource = read
-            writeSource = write
-            openSources = 2
-            read.resume()
+        loop.execute { [self] in
+            switch loop.register(descriptor, .readable, handler: self) {
+            case .success(let token):
+                self.token = token
+                interest = .readable
+            case .failure(let error):
+                Logger.daemon.log(.warning, "cannot watch a connection: \(error)", [.connection(id)])
+                close()
+            }
         }
+    }
+
+    /// What the descriptor became (`EventLoopHandler`): reads, or writes what waits.
+    func handle(_ events: Epoll.Events) {
+        if interest.contains(.readable), !events.isDisjoint(with: [.readable, .hangUp]) { readAvailable() }
+        if !closed, interest.contains(.writable), !events.isDisjoint(with: [.writable, .hangUp]) { flush() }
+    }
+
+    /// Registers the descriptor for what the connection waits for now: input unless reading
+    /// is done or suspended, writability while a `send` was refused. Waiting for nothing, it
+    /// is taken out of the epoll set (a hung-up socket would otherwise be reported for ever).
+    private func updateInterest() {
+        guard !closed else { return }
+        var wanted: Epoll.Events = []
+        if !inputDone && !readSuspended { wanted.insert(.readable) }
+        if writeBlocked { wanted.insert(.writable) }
+        guard wanted != interest else { return }
+        if let token {
+            if wanted.isEmpty {
+                loop.unregister(descriptor, token: token)
+                self.token = nil
+            } else {
+                loop.update(descriptor, token: token, wanted)
+            }
+        } else {
+            // Registered again, with a new token, once the connection waits for something again.
+            switch loop.register(descriptor, wanted, handler: self) {
+            case .success(let token): self.token = token
+            case .failure: return close()
+            }
+        }
+        interest = wanted
     }
 
     // MARK: - Reading
@@ -107,6 +144,7 @@ final class Connection: @unchecked Sendable {
                 return closeWhenDone()
             }
             lastActivity = .now()
+            let drained = count < buffer.count
             framer.append(UnsafeBufferPointer(rebasing: buffer[0..<count]))
             frames()
             if framer.partialLineLength == 0 {
@@ -116,6 +154,9 @@ final class Connection: @unchecked Sendable {
             }
             // Output buffered beyond the limit stops reading until the client catches up.
             if output.count - outputStart > configuration.maximumQueuedBytes { return suspendReading() }
+            // A short read took all there was: the loop reports the socket again when more
+            // comes (level-triggered), which saves a `read` that would fail with EAGAIN.
+            if drained { return }
         }
     }
 
@@ -160,14 +201,14 @@ final class Connection: @unchecked Sendable {
     private func stopReading() {
         guard !inputDone else { return }
         inputDone = true
-        if readSuspended { readSource?.resume(); readSuspended = false }
-        readSource?.cancel()
+        readSuspended = false
+        updateInterest()
     }
 
     private func suspendReading() {
         guard !readSuspended, !inputDone else { return }
         readSuspended = true
-        readSource?.suspend()
+        updateInterest()
     }
 
     // MARK: - Answering
@@ -187,8 +228,8 @@ final class Connection: @unchecked Sendable {
             case .request(let request):
                 busy = true
                 let requests = batch(startingWith: request)
-                // Most requests are answered before `handle` returns, on this queue: their
-                // replies are taken here, without a hop; later replies hop back onto the queue.
+                // Reads are answered before `handle` returns, on this thread: their replies are
+                // taken here, without a hop; later replies (writes) come back as a loop task.
                 let handoff = Locked<(inHandle: Bool, replies: [WireReply]?)>((true, nil))
                 session.handle(requests) { [self] replies in
                     let taken = handoff.withLock { state -> Bool in
@@ -197,7 +238,7 @@ final class Connection: @unchecked Sendable {
                         return true
                     }
                     guard !taken else { return }
-                    queue.async { [self] in
+                    loop.execute { [self] in
                         finish(replies)
                         pump()
                         if inputDone { closeWhenDone() }
@@ -260,7 +301,7 @@ final class Connection: @unchecked Sendable {
                 output.withUnsafeBytes { send(descriptor, $0.baseAddress! + outputStart, output.count - outputStart, Int32(MSG_NOSIGNAL)) }
             }
             if count == -Int(EAGAIN) || count == -Int(EWOULDBLOCK) {
-                if writeSuspended { writeSuspended = false; writeSource?.resume() }
+                if !writeBlocked { writeBlocked = true; updateInterest() }
                 return
             }
             if count < 0 { return close() } // EPIPE, ECONNRESET: the client is gone.
@@ -269,8 +310,11 @@ final class Connection: @unchecked Sendable {
         }
         output.removeAll(keepingCapacity: output.count < 1 << 20)
         outputStart = 0
-        if !writeSuspended { writeSuspended = true; writeSource?.suspend() }
-        if readSuspended && !inputDone { readSuspended = false; readSource?.resume() }
+        if writeBlocked || readSuspended {
+            writeBlocked = false
+            if !inputDone { readSuspended = false }
+            updateInterest()
+        }
         events.outputDrained()
         moveEvents()
         if inputDone { closeWhenDone() }
@@ -284,26 +328,17 @@ final class Connection: @unchecked Sendable {
         close()
     }
 
-    /// Closes now: cancels both sources; the descriptor closes when both are done.
+    /// Closes now: leaves the loop, closes the descriptor, and discards the session's changes
+    /// (after a write in flight, on the session's queue) before telling the server.
     private func close() {
         guard !closed else { return }
         closed = true
+        inputDone = true
         pending.removeAll()
-        stopReading()
-        if writeSuspended { writeSuspended = false; writeSource?.resume() }
-        writeSource?.cancel()
-        if openSources == 0 { finish() }
-    }
-
-    private func sourceCancelled() {
-        openSources -= 1
-        if openSources == 0 && closed { finish() }
-    }
-
-    private func finish() {
+        if let token { loop.unregister(descriptor, token: token) }
+        token = nil
+        interest = []
         Glibc.close(descriptor)
-        readSource = nil
-        writeSource = nil
         let onClose = self.onClose
         session.close { [self] in onClose(self) }
     }
@@ -311,7 +346,7 @@ final class Connection: @unchecked Sendable {
     /// Closes the connection if nothing happened on it for `timeout` seconds (0: never),
     /// telling the client why; also enforces the configuration's line and write timeouts.
     func checkIdle(timeout: Double) {
-        queue.async { [self] in
+        loop.execute { [self] in
             guard !closed else { return }
             let now = DispatchTime.now()
             func seconds(since time: DispatchTime) -> Double { Double(now.uptimeNanoseconds - min(now.uptimeNanoseconds, time.uptimeNanoseconds)) / 1e9 }
@@ -343,7 +378,7 @@ final class Connection: @unchecked Sendable {
 
     /// Stops reading; answers what was received, tells the client the server is shutting down, then closes.
     func beginShutdown() {
-        queue.async { [self] in
+        loop.execute { [self] in
             guard !closed else { return }
             stopReading()
             // Requests already received are still answered, in order, before the event.
@@ -356,6 +391,6 @@ final class Connection: @unchecked Sendable {
 
     /// Closes now, whatever is in flight (after the shutdown grace period).
     func forceClose() {
-        queue.async { [self] in close() }
+        loop.execute { [self] in close() }
     }
 }

@@ -14,7 +14,8 @@ import Glibc
 /// ```
 ///
 /// The listener queue accepts connections, keeps the registry of open ones and runs the idle
-/// sweep; see `docs/daemon.md` for the whole threading model.
+/// sweep; a few event loops (``EventLoop``, one thread each) serve the connections; see
+/// `docs/daemon.md` for the whole threading model.
 public final class Server: @unchecked Sendable {
     // @unchecked Sendable: `connections`, `nextID`, `acceptSources`, `idleTimer`,
     // `shutdownCompletion`, `isShuttingDown`, `spareDescriptor`, `isAcceptPaused` and
@@ -41,6 +42,9 @@ public final class Server: @unchecked Sendable {
     private var isAcceptPaused = false
     private var lastDescriptorWarning: ContinuousClock.Instant?
     private var acceptPausedAt: ContinuousClock.Instant?
+    /// The event loops that serve the connections, each on a thread of its own; a connection
+    /// stays on the loop it was given when accepted (round robin).
+    let loops: [EventLoop]
     /// The context the watchdog's probe reads the store with (its own queue: not blocked by clients' reads).
     let probeContext: ManagedObjectContext
 
@@ -115,6 +119,14 @@ public final class Server: @unchecked Sendable {
             for listener in listeners { listener.close() }
             throw StartError(message: "cannot encode the model: \(Self.oneLine(error))")
         }
+        var loops: [EventLoop] = []
+        do {
+            for index in 0..<max(1, configuration.eventLoops) { loops.append(try EventLoop(name: "persistd io \(index)")) }
+        } catch {
+            for listener in listeners { listener.close() }
+            throw StartError(message: "cannot create the event loops: \(error)")
+        }
+        self.loops = loops
         self.listeners = listeners
         state.subscriptions.start()
         self.probeContext = container.newBackgroundContext()
@@ -131,6 +143,7 @@ public final class Server: @unchecked Sendable {
 
     /// Starts accepting connections, and the idle sweep.
     public func start() {
+        for loop in loops { loop.start() }
         queue.async { [self] in
             spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
             for listener in listeners {
@@ -213,8 +226,8 @@ public final class Server: @unchecked Sendable {
             }
             Logger.daemon.log(.info, "connection opened (\(access.rawValue))", [.connection(id)] + LogField.peer(peer))
             let session = Session(state: state, peer: peer, name: "connection \(id)")
-            let connection = Connection(id: id, descriptor: descriptor, session: session, configuration: configuration,
-                                        statistics: state.statistics) { [weak self] closed in
+            let connection = Connection(id: id, descriptor: descriptor, loop: loops[id % loops.count], session: session,
+                                        configuration: configuration, statistics: state.statistics) { [weak self] closed in
                 guard let server = self else { return }
                 server.queue.async { server.connectionClosed(closed) }
             }
@@ -315,6 +328,7 @@ public final class Server: @unchecked Sendable {
         state.subscriptions.stop { [self] in
             queue.async { [self] in
                 for store in state.coordinator.persistentStores { try? state.coordinator.remove(store) }
+                for loop in loops { loop.stop() }
                 completion()
             }
         }

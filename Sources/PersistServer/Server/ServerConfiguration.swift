@@ -1,3 +1,4 @@
+import Foundation
 import PersistKit
 #if canImport(Glibc)
 import Glibc
@@ -41,6 +42,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Seconds one query (fetch or count) may run in the store before it is interrupted with
     /// `query_timeout`; 0 for no limit.
     public var queryTimeout: Double = 10
+    /// Event loops (threads) serving the connections; read at start, a reload does not change it.
+    /// By default half the processors, at least 1 and at most 4: reads of clean connections
+    /// take turns on the one view context, so more loops add contention sooner than throughput.
+    public var eventLoops = min(4, max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
     /// Seconds shutdown waits for requests in flight before closing connections anyway.
     public var shutdownGracePeriod: Double = 10
     /// Who may connect, and who may only read; by default root and the daemon's own user only.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PersistKit
 
 /// What every session shares: the container, the configuration, the counters.
@@ -19,6 +20,10 @@ public final class ServerState: Sendable {
     public var policy: AccessPolicy { current.withLock { $0.accessPolicy } }
     /// The model's normalized JSON, as `--check` prints it, parsed once for `model`.
     public let modelJSON: JSON
+    /// `fetch` and `count` requests queued or running on the view context. While there are
+    /// any, `get`s also go to the view context asynchronously, so an event loop's thread never
+    /// waits behind a long query (see `Session.handle`).
+    let queriesOnViewContext = Atomic<Int>(0)
     /// When the server started.
     public let startTime = Date()
     /// The version `hello` reports: `persistd/<version>`.

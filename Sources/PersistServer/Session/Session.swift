@@ -1,5 +1,6 @@
 import Foundation
 import PersistKit
+import Synchronization
 
 /// One connection's view of the store: its own private-queue context, and the ops.
 ///
@@ -15,8 +16,9 @@ import PersistKit
 /// object fails with `merge_conflict`.
 ///
 /// ``handle(_:completion:)`` is called for one request at a time (the connection waits for the
-/// reply before starting the next), and calls `completion` exactly once (today before it returns: the
-/// session hops onto its context queues synchronously, on the calling thread when they are free).
+/// reply before starting the next), and calls `completion` exactly once: before it returns for
+/// reads and server ops (a synchronous hop onto the read context, on the calling thread when
+/// the context is free), later and on the session context's queue for writes.
 public final class Session: Sendable {
     /// The state every session shares.
     public let state: ServerState
@@ -67,19 +69,13 @@ public final class Session: Sendable {
         case .server:
             completion(Self.reply(request) { () throws(WireError) in try serverOp(request) })
         case .read:
-            // performAndWait, not perform: the connection waits for this reply anyway, and a
-            // synchronous hop runs the block on the calling thread when the queue is free, where
-            // an asynchronous one costs a thread wake-up per queue (three per request).
-            let context = self.context
-            if context.performAndWait({ context.hasChanges }) {
-                completion(context.performAndWait { Self.reply(request) { () throws(WireError) in try self.readOp(request, in: context) } })
-            } else {
-                let view = self.state.container.viewContext
-                completion(view.performAndWait { Self.reply(request) { () throws(WireError) in try self.readOp(request, in: view) } })
-            }
+            read([request]) { completion($0[0]) }
         case .write:
+            // Asynchronous: a write may wait for the store's write lock (a save of another
+            // connection or process, up to the busy timeout) and the group commit; the thread
+            // that read the request goes on serving its other connections meanwhile.
             let context = self.context
-            completion(context.performAndWait { Self.reply(request) { () throws(WireError) in try self.writeOp(request) } })
+            context.perform { completion(Self.reply(request) { () throws(WireError) in try self.writeOp(request) }) }
         case .subscription:
             subscriptionOp(request, completion: completion)
         }
@@ -101,21 +97,48 @@ public final class Session: Sendable {
             handle(requests[0]) { completion([$0]) }
             return
         }
-        func answer(_ readContext: ManagedObjectContext) -> [WireReply] {
-            readContext.performAndWait {
-                preloadObjects(of: requests, in: readContext)
-                return requests.map { request in
-                    Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
-                    guard state.policy.allows(peer, op: request.op) else {
-                        return .failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op))
-                    }
-                    return Self.reply(request) { () throws(WireError) in try self.readOp(request, in: readContext) }
+        read(requests, completion: completion)
+    }
+
+    /// Answers the reads `requests` in one hop to the read context: the connection's own while
+    /// it has pending changes, else the view context.
+    ///
+    /// `get`s only, with no query on the view context: a synchronous hop (`performAndWait`),
+    /// which runs on the calling thread when the context is free, so the event loop's thread
+    /// answers without a thread wake-up. A `fetch` or `count` may take up to the query
+    /// timeout: it goes asynchronously (`perform`), as do `get`s while one is on the view
+    /// context, so the loop's thread never waits behind it; the reply comes back later.
+    private func read(_ requests: [WireRequest], completion: @escaping @Sendable ([WireReply]) -> Void) {
+        let context = self.context
+        let own = context.performAndWait { context.hasChanges }
+        let readContext = own ? context : state.container.viewContext
+        let queries = requests.contains { $0.op != "get" }
+        if !queries && (own || state.queriesOnViewContext.load(ordering: .acquiring) == 0) {
+            completion(readContext.performAndWait { answer(requests, in: readContext) })
+            return
+        }
+        let counted = queries && !own
+        if counted { state.queriesOnViewContext.add(1, ordering: .acquiringAndReleasing) }
+        readContext.perform { [self] in
+            let replies = answer(requests, in: readContext)
+            if counted { state.queriesOnViewContext.subtract(1, ordering: .acquiringAndReleasing) }
+            completion(replies)
+        }
+    }
+
+    /// The replies to the reads `requests`, in order; on `readContext`'s queue.
+    private func answer(_ requests: [WireRequest], in readContext: ManagedObjectContext) -> [WireReply] {
+        if requests.count > 1 { preloadObjects(of: requests, in: readContext) }
+        return requests.map { request in
+            if requests.count > 1 {
+                // A single request was logged and checked by handle(_:completion:).
+                Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
+                guard state.policy.allows(peer, op: request.op) else {
+                    return .failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op))
                 }
             }
+            return Self.reply(request) { () throws(WireError) in try self.readOp(request, in: readContext) }
         }
-        // Synchronous hops, as in handle(_:completion:) for one request.
-        let context = self.context
-        completion(answer(context.performAndWait { context.hasChanges } ? context : state.container.viewContext))
     }
 
     /// Loads the objects every `get` of `requests` names with one store call, so each `get` then

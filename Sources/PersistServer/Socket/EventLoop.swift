@@ -1,0 +1,112 @@
+import Foundation
+import PersistKit
+
+/// What an ``EventLoop`` calls when a registered descriptor is ready; on the loop's thread.
+protocol EventLoopHandler: AnyObject {
+    /// `events` happened on the descriptor registered with this handler.
+    func handle(_ events: Epoll.Events)
+}
+
+/// One thread running an epoll loop: it waits for the descriptors registered with it, calls
+/// their handlers, and runs the tasks other threads hand it (``execute(_:)``).
+///
+/// Everything a handler does runs on this one thread, so a connection's state needs no lock
+/// as long as it is touched only from its handler and from tasks given to its loop. A task
+/// handed over from another thread wakes the loop through the epoll instance's eventfd.
+final class EventLoop: @unchecked Sendable {
+    // @unchecked Sendable: `handlers`, `nextToken` and `isStopping` are touched only on the
+    // loop's thread; `tasks` is under its `Locked`; `epoll` is immutable (its calls are
+    // thread-safe system calls).
+
+    /// The loop's name, for its thread.
+    let name: String
+    private let epoll: Epoll
+    /// Tasks waiting to run, and whether the loop was woken for them since it last took them.
+    private let tasks = Locked<(waiting: [@Sendable () -> Void], woken: Bool)>(([], false))
+    private var handlers: [UInt64: any EventLoopHandler] = [:]
+    private var nextToken: UInt64 = 1
+    private var isStopping = false
+    /// The most events one wait takes.
+    private static let eventsPerWait = 256
+
+    /// Creates the loop's epoll instance; ``start()`` starts its thread.
+    init(name: String) throws(SocketError) {
+        self.name = name
+        self.epoll = try Epoll(capacity: Self.eventsPerWait)
+    }
+
+    /// Starts the loop's thread.
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Runs `task` on the loop's thread, after what it is doing now (from any thread, the loop's too).
+    func execute(_ task: @escaping @Sendable () -> Void) {
+        let wake = tasks.withLock { state -> Bool in
+            state.waiting.append(task)
+            guard !state.woken else { return false }
+            state.woken = true
+            return true
+        }
+        if wake { epoll.wake() }
+    }
+
+    /// Ends the loop's thread once the tasks handed over so far have run. Every descriptor
+    /// should be unregistered by then.
+    func stop() {
+        execute { [self] in isStopping = true }
+    }
+
+    /// Registers `fd` for `events`; `handler` is called with what happens. On the loop's thread.
+    /// - Returns: the registration's token, or `nil` (with the error) when epoll refuses `fd`.
+    func register(_ fd: Int32, _ events: Epoll.Events, handler: any EventLoopHandler) -> Result<UInt64, SocketError> {
+        let token = nextToken
+        nextToken += 1
+        let result = epoll.add(fd, events, token: token)
+        guard result == 0 else { return .failure(SocketError("epoll_ctl add", errno: -result)) }
+        handlers[token] = handler
+        return .success(token)
+    }
+
+    /// Changes what the registration `token` of `fd` waits for. On the loop's thread.
+    @discardableResult
+    func update(_ fd: Int32, token: UInt64, _ events: Epoll.Events) -> Int32 {
+        epoll.modify(fd, events, token: token)
+    }
+
+    /// Ends the registration `token` of `fd` (before `fd` is closed); events of it already
+    /// taken are dropped. On the loop's thread.
+    func unregister(_ fd: Int32, token: UInt64) {
+        _ = epoll.remove(fd)
+        handlers[token] = nil
+    }
+
+    /// Polls without sleeping this many times after the last event before blocking in
+    /// `epoll_wait`: a client answered at once usually sends its next request within
+    /// microseconds, and catching it awake saves two thread wake-ups per request (which cost
+    /// most when the client runs on another processor).
+    private static let pollsBeforeSleeping = 50
+
+    private func run() {
+        var idlePolls = 0
+        while !isStopping {
+            let count = epoll.wait(timeout: idlePolls < Self.pollsBeforeSleeping ? 0 : -1) { event in
+                guard event.token != Epoll.wakeToken, let handler = handlers[event.token] else { return }
+                handler.handle(event.events)
+            }
+            runTasks()
+            idlePolls = count > 0 ? 0 : idlePolls + 1
+        }
+    }
+
+    private func runTasks() {
+        let batch = tasks.withLock { state -> [@Sendable () -> Void] in
+            state.woken = false
+            defer { state.waiting.removeAll(keepingCapacity: true) }
+            return state.waiting
+        }
+        for task in batch { task() }
+    }
+}
