@@ -101,6 +101,47 @@ struct PipelinedBatchTests {
         }
     }
 
+    @Test("a run of pipelined writes with failures among them: each write succeeds or fails on its own, replies in order")
+    func writeBurst() throws {
+        let daemon = try DaemonHarness.start(["--max-queued", "1000"])
+        defer { daemon.stop() }
+        let client = try daemon.connect(), other = try daemon.connect()
+        var lines: [String] = []
+        var expected: [(id: Int64, error: String?)] = []
+        func add(_ id: Int64, _ body: String, _ error: String? = nil) {
+            lines.append(#"{"id":\#(id),\#(body)}"#)
+            expected.append((id, error))
+        }
+        // More than one batch of writes, no read between them: inserts, a failing insert, a
+        // save, an insert then a rollback, a failing update.
+        let rounds = 20
+        for round in 0..<rounds {
+            let base = Int64(round * 10)
+            add(base, #""op":"insert","entity":"Person","values":{"name":"w\#(round)"}"#)
+            add(base + 1, #""op":"insert","entity":"Nobody","values":{}"#, "unknown_entity")
+            add(base + 2, #""op":"insert","entity":"Person","values":{"name":"x\#(round)"}"#)
+            add(base + 3, #""op":"save""#)
+            add(base + 4, #""op":"insert","entity":"Person","values":{"name":"gone\#(round)"}"#)
+            add(base + 5, #""op":"rollback""#)
+            add(base + 6, #""op":"update","entity":"Person","predicate":"name == 'w\#(round)'","values":{"nope":1}"#, "unknown_property")
+        }
+        try client.send(raw: Array((lines.joined(separator: "\n") + "\n").utf8))
+        for (index, (id, error)) in expected.enumerated() {
+            let reply = try #require(try client.readLine(), "reply \(index) of \(expected.count) is missing")
+            #expect(reply["id"] == .integer(id), "reply \(index): \(reply.encoded)")
+            if let error {
+                #expect(reply["error"]?.string("code") == error, "reply \(index): \(reply.encoded)")
+            } else {
+                #expect(reply["ok"] == true, "reply \(index): \(reply.encoded)")
+            }
+        }
+        // What was saved is there for another connection; what was rolled back is not.
+        let names = try other.result(["op": "fetch", "entity": "Person"])["objects"]?.arrayValue?
+            .compactMap { $0["values"]?["name"]?.stringValue } ?? []
+        #expect(Set(names) == Set((0..<rounds).flatMap { ["w\($0)", "x\($0)"] }))
+        #expect(try client.result(["op": "count", "entity": "Person"]) == ["count": .integer(Int64(2 * rounds))])
+    }
+
     @Test("a pipelined run of reads larger than --max-queued: too_many_requests beyond the limit, in order, then served again")
     func runBeyondTheLimit() throws {
         let daemon = try DaemonHarness.start(["--max-queued", "8"])

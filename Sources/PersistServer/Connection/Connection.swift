@@ -213,13 +213,15 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
 
     // MARK: - Answering
 
-    /// The most reads answered in one hop to the read context: a longer run of pipelined reads
-    /// goes in several hops, so one connection does not hold the shared read context for long.
+    /// The most requests answered in one hop: a longer run of pipelined reads goes in several
+    /// hops, so one connection does not hold the shared read context for long, and a longer run
+    /// of writes sends its first replies before the rest have run.
     static let maximumBatch = 64
 
     /// Starts the next request if none is in flight. A request at the head of the line that is
-    /// a read starts together with the reads right behind it (up to ``maximumBatch``): the
-    /// session answers them in one hop, and their replies go out in one write.
+    /// a read starts together with the reads right behind it, and a write with the writes right
+    /// behind it (up to ``maximumBatch``): the session answers them in one hop, and their
+    /// replies go out in one write.
     private func pump() {
         while !busy, !closed, !pending.isEmpty {
             switch pending.removeFirst() {
@@ -252,12 +254,20 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
         }
     }
 
-    /// `first`, and when it is a read, the reads waiting right after it (taken out of `pending`).
+    /// `first`, and the requests of its kind (reads, or writes) waiting right after it (taken
+    /// out of `pending`).
     private func batch(startingWith first: WireRequest) -> [WireRequest] {
-        guard Session.isBatchableRead(first) else { return [first] }
+        let batchable: (WireRequest) -> Bool
+        if Session.isBatchableRead(first) {
+            batchable = Session.isBatchableRead
+        } else if Session.isBatchableWrite(first) {
+            batchable = Session.isBatchableWrite
+        } else {
+            return [first]
+        }
         var count = 0
         while count < pending.count, count < Self.maximumBatch - 1,
-              case .request(let next) = pending[count], Session.isBatchableRead(next) {
+              case .request(let next) = pending[count], batchable(next) {
             count += 1
         }
         guard count > 0 else { return [first] }

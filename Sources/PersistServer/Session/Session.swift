@@ -87,17 +87,46 @@ public final class Session: Sendable {
         kinds[request.op] == .read
     }
 
+    /// Whether `request` is a write that ``handle(_:completion:)-([WireRequest],_)`` may run
+    /// together with the writes next to it: `insert`, `update`, `delete`, `save`, `rollback`,
+    /// `configure` and `history`, which all run on the session's own context.
+    static func isBatchableWrite(_ request: WireRequest) -> Bool {
+        kinds[request.op] == .write
+    }
+
     /// Answers `requests` in order; `completion` gets one reply per request, in the same order.
     ///
     /// Consecutive reads (see ``isBatchableRead(_:)``) are answered in one hop to the read
-    /// context, as if they had arrived at once; anything else goes one by one.
+    /// context, and consecutive writes (see ``isBatchableWrite(_:)``) run one after the other in
+    /// one hop to the session's context, as if they had arrived at once; anything else goes one
+    /// by one.
     func handle(_ requests: [WireRequest], completion: @escaping @Sendable ([WireReply]) -> Void) {
-        guard requests.count > 1, requests.allSatisfy(Self.isBatchableRead) else {
-            guard requests.count == 1 else { preconditionFailure("Session: a batch of several requests must be reads") }
+        guard requests.count > 1 else {
             handle(requests[0]) { completion([$0]) }
             return
         }
-        read(requests, completion: completion)
+        if requests.allSatisfy(Self.isBatchableRead) { return read(requests, completion: completion) }
+        guard requests.allSatisfy(Self.isBatchableWrite) else {
+            preconditionFailure("Session: a batch of several requests must be all reads or all writes")
+        }
+        write(requests, completion: completion)
+    }
+
+    /// Runs the writes `requests` in order in one asynchronous hop to the session's context
+    /// (see ``handle(_:completion:)`` for why writes go asynchronously). Each write succeeds or
+    /// fails on its own, exactly as when they come one by one: a failed one does not stop the
+    /// ones after it.
+    private func write(_ requests: [WireRequest], completion: @escaping @Sendable ([WireReply]) -> Void) {
+        let context = self.context
+        context.perform { [self] in
+            completion(requests.map { request in
+                Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
+                guard state.policy.allows(peer, op: request.op) else {
+                    return .failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op))
+                }
+                return Self.reply(request) { () throws(WireError) in try self.writeOp(request) }
+            })
+        }
     }
 
     /// Answers the reads `requests` in one hop to the read context: the connection's own while
