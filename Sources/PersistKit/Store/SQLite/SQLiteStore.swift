@@ -215,7 +215,15 @@ public final class SQLiteStore: PersistentStore {
         var pragmas = ["journal_mode": "WAL", "synchronous": "NORMAL", "journal_size_limit": String(defaultJournalSizeLimit)]
         for (name, value) in options.sqlitePragmas { pragmas[name.lowercased()] = value }
         // journal_mode first: it must run outside a transaction and before the others take effect.
-        if let mode = pragmas.removeValue(forKey: "journal_mode") { try connection.setPragma("journal_mode", mode) }
+        if let mode = pragmas.removeValue(forKey: "journal_mode") {
+            // Changing the journal mode takes an exclusive lock, and where waiting for it could
+            // deadlock SQLite reports another connection's lock at once (SQLITE_BUSY) instead of
+            // calling the busy handler: several connections opening one new store file together
+            // meet this, so the change is retried for up to the busy timeout.
+            try retryingWhileBusy(timeout: options.busyTimeout, what: "setting journal_mode", path: path) {
+                try connection.setPragma("journal_mode", mode)
+            }
+        }
         for (name, value) in pragmas.sorted(by: { $0.key < $1.key }) { try connection.setPragma(name, value) }
     }
 
