@@ -223,14 +223,10 @@ extension ManagedObject {
 
     func storeValue(for value: Any?, attribute: AttributeDescription) throws -> StoreValue {
         guard let value else { return .null }
-        // The common case first: an Int64 or Int for an integer attribute, read from the opened
-        // existential by its metatype, without a dynamic cast (hundreds of instructions).
-        if let integer = Self.exactInteger(value), let range = attribute.attributeType.integerRange {
-            if range.contains(integer) { return .integer(integer) }
-            throw PersistenceError(.validationInvalidType,
-                                   "unacceptable value \(value) of type \(type(of: value)) for \(entity.name).\(attribute.name), which is \(attribute.attributeType.xcodeName)",
-                                   objectID: objectID, key: attribute.name)
-        }
+        // The common case first: a value of exactly the Swift type the attribute takes, read
+        // from the opened existential by its metatype, without a dynamic cast (hundreds of
+        // instructions). What it refuses (an integer out of range too) is judged below.
+        if let stored = Self.exactStoreValue(value, type: attribute.attributeType) { return stored }
         if attribute.attributeType == .transformable {
             if value is NSNull { return .null }
             do {
@@ -292,14 +288,6 @@ extension ManagedObject {
         case .objectID, .transformable, .undefined:
             return nil
         }
-    }
-
-    /// `value` as an `Int64` when its type is exactly `Int64` or `Int`, else `nil`. Called with
-    /// an `Any`, which Swift 6 opens: `T` is then the value's own type.
-    @inline(__always) static func exactInteger<T>(_ value: T) -> Int64? {
-        if T.self == Int64.self { return unsafeBitCast(value, to: Int64.self) }
-        if T.self == Int.self { return Int64(unsafeBitCast(value, to: Int.self)) }
-        return nil
     }
 
     /// Writes one slot, recording the change and telling the context.

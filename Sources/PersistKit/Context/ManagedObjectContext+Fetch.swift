@@ -170,7 +170,7 @@ extension ManagedObjectContext {
     @inline(__always)
     func materialize(_ row: RowSnapshot, isRoot: Bool) -> ManagedObject {
         // A new fault, or a registered fault, holds the row; a realized object keeps its values.
-        let object = registeredOrNewFault(row.objectID)
+        let object = registeredObject(with: row.objectID)
         if object._isFault && isRoot { object.pendingRow = row }
         return object
     }

@@ -16,7 +16,7 @@ extension ManagedObjectContext {
     /// ``FaultingBatch`` on each later object so touching one loads its batch.
     func fetchInBatches(_ request: StoreFetchRequest, batchSize: Int, store: any PersistentStore) throws -> [ManagedObject] {
         let ids = try store.fetchObjectIDs(request)
-        let objects = ids.map { id in registeredOrNewFault(id) }
+        let objects = ids.map { id in registeredObject(with: id) }
         for start in stride(from: 0, to: objects.count, by: batchSize) {
             let batch = objects[start..<min(start + batchSize, objects.count)]
             let needing = batch.filter { $0._isFault && $0.pendingRow == nil }

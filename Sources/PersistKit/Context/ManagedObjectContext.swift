@@ -216,7 +216,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// (Core Data's `object(with:)`). The object need not exist; touching a fault for a missing
     /// object gives an object with no values.
     public func object(with objectID: ManagedObjectID) -> ManagedObject {
-        onQueue { registeredOrNewFault(objectID) }
+        onQueue { registeredObject(with: objectID) }
     }
 
     /// The object for `objectID`, loaded, or an error if no store or parent has it
@@ -264,12 +264,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
     }
 
-    /// ``object(with:)`` for callers already on the context's queue: the registered object,
-    /// or a new fault, without checking the queue.
-    @inline(__always)
-    func registeredObject(with objectID: ManagedObjectID) -> ManagedObject {
-        registeredOrNewFault(objectID)
-    }
 
     func registerFault(_ objectID: ManagedObjectID, row: RowSnapshot?) -> ManagedObject {
         let object = makeFault(objectID)
@@ -278,10 +272,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return object
     }
 
-    /// The registered object for `objectID`, or a new fault registered for it, with one probe
+    /// ``object(with:)`` for callers already on the context's queue: the registered object for
+    /// `objectID`, or a new fault registered for it, without checking the queue, with one probe
     /// of the registry (a lookup then an insert would hash the ID twice).
     @inline(__always)
-    func registeredOrNewFault(_ objectID: ManagedObjectID) -> ManagedObject {
+    func registeredObject(with objectID: ManagedObjectID) -> ManagedObject {
         @inline(__always) func pass(_ object: inout ManagedObject) -> ManagedObject { object }
         // The inout access inserts the default when the key is absent.
         return pass(&registered[objectID, default: makeFault(objectID)])
@@ -347,6 +342,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// Rows for `ids` from the parent context, or from the stores for a root context.
     func loadRows(for ids: [ManagedObjectID]) throws -> [RowSnapshot] {
+        if ids.count == 1 { return try loadRow(for: ids[0]).map { [$0] } ?? [] }
         // One trip through the settings lock for both (a root context has no parent, so its
         // coordinator is its own).
         let (parent, ownCoordinator) = settings.withLock { ($0.parent, $0.coordinator) }
@@ -355,12 +351,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
         guard let coordinator = ownCoordinator else {
             throw PersistenceError(.persistentStoreOperation, "the context has neither a coordinator nor a parent")
-        }
-        if ids.count == 1 {
-            // One object: no grouping by store.
-            let id = ids[0]
-            guard !id.isTemporaryID, let store = coordinator.persistentStore(withIdentifier: id.storeIdentifier ?? "") else { return [] }
-            return try store.row(for: id).map { [$0] } ?? []
         }
         var rows: [RowSnapshot] = []
         var byStore: [String: [ManagedObjectID]] = [:]
