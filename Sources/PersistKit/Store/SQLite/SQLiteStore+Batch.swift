@@ -65,7 +65,7 @@ extension SQLiteStore {
         guard !rows.isEmpty else { return StoreBatchResult(count: 0, objectIDs: []) }
         let layout = try layout(of: entity)
         let table = schema.tables[layout.tableIndex]
-        let rootNumber = schema.layout(of: table.root)?.number ?? layout.number
+        let sequence = keySequence(of: layout)
         var names: [String] = []
         var slots: [Int] = []
         for (slot, mapping) in layout.slotColumns.enumerated() {
@@ -79,10 +79,8 @@ extension SQLiteStore {
         let count = rows.count
         let result = try withWriteConnection(.sqlite, "batch inserting \(entity.name) failed") { connection in
             try recordingBatch(.insert, connection) {
-                try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + ? WHERE \"Z_ENT\" = ?",
-                                       [.integer(Int64(count)), .integer(Int64(rootNumber))])
-                let last = try connection.int64("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = ?", [.integer(Int64(rootNumber))]) ?? 0
-                let keys = Array((last - Int64(count) + 1)...last)
+                let first = try reserveKeys(Int64(count), sequence: sequence, connection)
+                let keys = Array(first..<(first + Int64(count)))
                 let statement = try connection.cachedStatement(sql)
                 for (key, values) in zip(keys, rows) {
                     try statement.execute([.integer(key), .integer(Int64(layout.number)), .integer(1)]

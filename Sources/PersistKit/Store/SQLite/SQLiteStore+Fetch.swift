@@ -305,13 +305,11 @@ extension SQLiteStore {
         guard count > 0 else { return [] }
         guard !isReadOnly else { throw readOnlyError("allocate primary keys") }
         let layout = try layout(of: entity)
-        let rootNumber = schema.layout(of: schema.tables[layout.tableIndex].root)?.number ?? layout.number
+        let sequence = keySequence(of: layout)
         // A write of the group commit: allocations share a transaction with other saves.
-        let last: Int64 = try inGroupCommit("allocating primary keys for \(entity.name) failed") { connection in
-            try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = \"Z_MAX\" + ? WHERE \"Z_ENT\" = ?",
-                                   [.integer(Int64(count)), .integer(Int64(rootNumber))])
-            return try connection.int64("SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = ?", [.integer(Int64(rootNumber))]) ?? 0
+        let first: Int64 = try inGroupCommit("allocating primary keys for \(entity.name) failed") { connection in
+            try reserveKeys(Int64(count), sequence: sequence, connection)
         }
-        return Array((last - Int64(count) + 1)...last)
+        return Array(first..<(first + Int64(count)))
     }
 }

@@ -124,7 +124,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
                     runStatement?.reset()
                     let layout = try checkedLayout(row)
                     let write = columns(layout)
-                    runRoot = schema.layout(of: schema.tables[layout.tableIndex].root)?.number ?? layout.number
+                    runRoot = keySequence(of: layout)
                     runStatement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: layout.number)) { write.insertSQL }
                     runEntity = row.objectID.entity
                     runNumber = Int64(layout.number)
@@ -201,7 +201,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
             if row.objectID.entity !== lastEntity {
                 let layout = try layout(of: row.objectID.entity)
                 lastEntity = row.objectID.entity
-                lastRoot = schema.layout(of: schema.tables[layout.tableIndex].root)?.number ?? layout.number
+                lastRoot = keySequence(of: layout)
             }
             roots.append(lastRoot)
             countByRoot[lastRoot, default: 0] += 1
@@ -209,23 +209,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
         guard !countByRoot.isEmpty else { return [:] }
         var nextKeyByRoot: [Int: Int64] = [:]
         for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
-            // Read, then write: the caller's transaction holds the write lock (BEGIN IMMEDIATE),
-            // so no other connection can come between. Two plain statements cost SQLite about
-            // a third of one UPDATE … RETURNING, which buffers its output in a temporary table.
-            let read = try connection.cachedStatement(key: SQLiteWriteStatementKey.readKeyMaximum) {
-                "SELECT \"Z_MAX\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" = ?"
-            }
-            try read.bind(.integer(Int64(root)), at: 1)
-            let current: Int64? = try read.step() && !read.isNull(0) ? read.int64(0) : nil
-            read.reset()
-            guard let current else {
-                throw PersistenceError(.persistentStoreSave, "Z_PRIMARYKEY has no row for entity number \(root)", path: url?.path)
-            }
-            let write = try connection.cachedStatement(key: SQLiteWriteStatementKey.writeKeyMaximum) {
-                "UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ?"
-            }
-            try write.execute([.integer(current + count), .integer(Int64(root))])
-            nextKeyByRoot[root] = current + 1
+            nextKeyByRoot[root] = try reserveKeys(count, sequence: root, connection)
         }
         var map: [ManagedObjectID: ManagedObjectID] = [:]
         map.reserveCapacity(rows.count)
