@@ -44,6 +44,12 @@ deps:
 build: deps
 	$(SWIFT) build -c $(CONFIG) $(STATIC_FLAG)
 
+# Swift Testing runs at most this many test cases at once (its default: twice the processors).
+# Our tests are synchronous and many wait on a daemon's socket; admitted beyond the cooperative
+# pool's threads (one per processor), a test waits for a thread with its time limit already
+# running, and a loaded machine turns that wait into time-limit failures.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH ?= $(shell nproc)
+
 ## test: every test, then the concurrency tests again under the thread sanitizer.
 ## The corpus compile test builds a package of its own (minutes of two cores): it runs alone,
 ## after the rest, so the daemon tests' time limits are not eaten by its compiler.

@@ -145,7 +145,9 @@ struct WriterStopTests {
 
         let second = try DaemonHarness.start(["--max-queued", "1000"], directory: daemon.directory, socketName: "b.sock")
         defer { second.stop() }
-        let batch = try second.connect()
+        // Each reply below follows an update of 20,000 rows by a debug build, which on a loaded
+        // machine can take longer than the default 10 s read bound.
+        let batch = try WireClient(path: second.socketPath, timeout: 60)
         defer { batch.close() }
         let updates = 8
         var lines: [UInt8] = []
