@@ -65,40 +65,57 @@ public struct StoreSaveRequest: Sendable {
 }
 
 extension StoreSaveRequest {
-    /// The request with every temporary ID that `map` names replaced by its permanent one: the
-    /// inserted rows' own IDs, to-one values, to-many changes and updated keys. Rows without
-    /// such an ID are kept as they are (their values are not copied).
-    func remapped(_ map: [ManagedObjectID: ManagedObjectID]) -> StoreSaveRequest {
-        guard !map.isEmpty else { return self }
-        @inline(__always) func id(_ id: ManagedObjectID) -> ManagedObjectID {
-            id.isTemporaryID ? map[id] ?? id : id
+    /// The request with the inserted rows' temporary IDs replaced by the permanent ones in
+    /// `assigned` (by position: `assigned[i]` is row `i`'s new ID, `nil` to keep it), and every
+    /// reference to them replaced too: to-one values, to-many changes and updated keys. Rows
+    /// without such a reference keep their values as they are (not copied); the dictionary from
+    /// temporary to permanent IDs that references need is built only when one is met.
+    func remapped(_ assigned: [ManagedObjectID?]) -> StoreSaveRequest {
+        guard !assigned.isEmpty else { return self }
+        var map: [ManagedObjectID: ManagedObjectID]?
+        func id(_ id: ManagedObjectID) -> ManagedObjectID {
+            guard id.isTemporaryID else { return id }
+            if map == nil { map = Self.map(inserted, assigned) }
+            return map?[id] ?? id
         }
-        func row(_ row: RowSnapshot) -> RowSnapshot {
-            var row = row
-            row.objectID = id(row.objectID)
+        func references(_ row: inout RowSnapshot) {
             for index in row.values.indices {
-                if case .object(let target) = row.values[index], target.isTemporaryID, let new = map[target] {
-                    row.values[index] = .object(new)
+                if case .object(let target) = row.values[index], target.isTemporaryID {
+                    row.values[index] = .object(id(target))
                 }
             }
-            return row
         }
         var result = self
-        result.inserted = inserted.map(row)
-        result.updated = updated.map(row)
-        result.deleted = deleted.map(row)
-        result.toManyChanges = toManyChanges.map { change in
-            var change = change
-            change.source = id(change.source)
-            change.added = change.added.map(id)
-            change.removed = change.removed.map(id)
-            change.order = change.order?.map(id)
-            return change
+        for index in result.inserted.indices {
+            if index < assigned.count, let new = assigned[index] { result.inserted[index].objectID = new }
+            references(&result.inserted[index])
+        }
+        for index in result.updated.indices { references(&result.updated[index]) }
+        for index in result.deleted.indices { references(&result.deleted[index]) }
+        if !toManyChanges.isEmpty {
+            result.toManyChanges = toManyChanges.map { change in
+                var change = change
+                change.source = id(change.source)
+                change.added = change.added.map(id)
+                change.removed = change.removed.map(id)
+                change.order = change.order?.map(id)
+                return change
+            }
         }
         if updatedKeys.keys.contains(where: \.isTemporaryID) {
             result.updatedKeys = Dictionary(updatedKeys.map { (id($0.key), $0.value) }, uniquingKeysWith: { first, _ in first })
         }
         return result
+    }
+
+    /// Each temporary ID of `rows` with its permanent one in `assigned` (by position).
+    static func map(_ rows: [RowSnapshot], _ assigned: [ManagedObjectID?]) -> [ManagedObjectID: ManagedObjectID] {
+        var map: [ManagedObjectID: ManagedObjectID] = [:]
+        map.reserveCapacity(assigned.count)
+        for (row, new) in zip(rows, assigned) {
+            if let new { map[row.objectID] = new }
+        }
+        return map
     }
 }
 
@@ -111,7 +128,9 @@ protocol InTransactionKeyAssigning: PersistentStore {
     /// Writes `changes` like ``PersistentStore/save(_:)``, where inserted rows may carry
     /// temporary IDs (and other rows and to-many changes may point at them): the store
     /// allocates a primary key for each inside the write transaction, and returns the
-    /// permanent ID of every temporary one once the transaction committed. On error nothing
-    /// was written and no key was used up.
-    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> [ManagedObjectID: ManagedObjectID]
+    /// permanent IDs once the transaction committed, by position: element `i` is the new ID of
+    /// `changes.inserted[i]`, `nil` for a row that had a permanent ID already; an empty array
+    /// when no row had a temporary ID. On error nothing was written and the objects keep their
+    /// temporary IDs.
+    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> [ManagedObjectID?]
 }

@@ -84,20 +84,20 @@ extension SQLiteStore: InTransactionKeyAssigning {
 
     /// ``save(_:)`` for rows that may carry temporary IDs: their primary keys are allocated
     /// from `Z_PRIMARYKEY` inside the same transaction (see ``InTransactionKeyAssigning``).
-    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> [ManagedObjectID: ManagedObjectID] {
+    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> [ManagedObjectID?] {
         try write(changes, assigningKeys: true)
     }
 
-    private func write(_ request: StoreSaveRequest, assigningKeys: Bool) throws -> [ManagedObjectID: ManagedObjectID] {
-        guard !request.isEmpty else { return [:] }
+    private func write(_ request: StoreSaveRequest, assigningKeys: Bool) throws -> [ManagedObjectID?] {
+        guard !request.isEmpty else { return [] }
         guard !isReadOnly else { throw readOnlyError("save") }
         // Noted only once committed: a rolled-back number may be reused by another process.
         var historyNumber: Int64?
         // One write of a group commit: the group's transaction holds it, with other saves.
-        let assignedKeys = try inGroupCommit("saving to the store failed") { connection -> [ManagedObjectID: ManagedObjectID] in
+        let assignedKeys = try inGroupCommit("saving to the store failed") { connection -> [ManagedObjectID?] in
             historyNumber = nil
             // Keys for new objects, allocated in this transaction: rolled back with it.
-            let assigned = assigningKeys ? try assignKeys(to: request.inserted, connection) : [:]
+            let assigned = assigningKeys ? try assignKeys(to: request.inserted, connection) : []
             let changes = request.remapped(assigned)
             // Built once per entity for the store's life (the schema does not change).
             func columns(_ layout: SQLiteSchema.EntityLayout) -> WriteColumns {
@@ -186,39 +186,53 @@ extension SQLiteStore: InTransactionKeyAssigning {
         return false
     }
 
-    /// Allocates a primary key for every row of `rows` with a temporary ID, from the `Z_MAX`
-    /// of its entity's root in `Z_PRIMARYKEY` (one sequence per table, as
-    /// ``allocatePrimaryKeys(for:count:)`` does), inside the caller's transaction; returns
-    /// each temporary ID's permanent one. Keys are handed out in row order.
-    private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> [ManagedObjectID: ManagedObjectID] {
+    /// Allocates a primary key for every row of `rows` with a temporary ID, from its entity
+    /// root's key sequence (one per table, as ``allocatePrimaryKeys(for:count:)`` has; see
+    /// ``takeKeys(_:sequence:_:)``), inside the caller's transaction; returns the permanent IDs
+    /// by position (`nil` for rows that had one already), or an empty array when no row had a
+    /// temporary ID. Keys are handed out in row order.
+    private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> [ManagedObjectID?] {
         var roots: [Int] = []
         roots.reserveCapacity(rows.count)
         var countByRoot: [Int: Int64] = [:]
         var lastEntity: EntityDescription?
         var lastRoot = 0
+        // Counted per run of rows of one entity, added to the dictionary when the run ends.
+        var runCount: Int64 = 0
         for row in rows {
             guard row.objectID.isTemporaryID else { roots.append(-1); continue }
             if row.objectID.entity !== lastEntity {
+                if runCount > 0 { countByRoot[lastRoot, default: 0] += runCount }
+                runCount = 0
                 let layout = try layout(of: row.objectID.entity)
                 lastEntity = row.objectID.entity
                 lastRoot = keySequence(of: layout)
             }
             roots.append(lastRoot)
-            countByRoot[lastRoot, default: 0] += 1
+            runCount += 1
         }
-        guard !countByRoot.isEmpty else { return [:] }
+        if runCount > 0 { countByRoot[lastRoot, default: 0] += runCount }
+        guard !countByRoot.isEmpty else { return [] }
         var nextKeyByRoot: [Int: Int64] = [:]
         for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
-            nextKeyByRoot[root] = try reserveKeys(count, sequence: root, connection)
+            nextKeyByRoot[root] = try takeKeys(count, sequence: root, connection)
         }
-        var map: [ManagedObjectID: ManagedObjectID] = [:]
-        map.reserveCapacity(rows.count)
-        for (row, root) in zip(rows, roots) where root >= 0 {
-            let key = nextKeyByRoot[root] ?? 0
-            nextKeyByRoot[root] = key + 1
-            map[row.objectID] = ManagedObjectID(entity: row.objectID.entity, storeIdentifier: identifier, primaryKey: key)
+        var assigned: [ManagedObjectID?] = []
+        assigned.reserveCapacity(rows.count)
+        // The next key of the run's root is kept out of the dictionary while the run lasts.
+        var runRoot = -1
+        var runKey: Int64 = 0
+        for (row, root) in zip(rows, roots) {
+            guard root >= 0 else { assigned.append(nil); continue }
+            if root != runRoot {
+                if runRoot >= 0 { nextKeyByRoot[runRoot] = runKey }
+                runRoot = root
+                runKey = nextKeyByRoot[root] ?? 0
+            }
+            assigned.append(ManagedObjectID(entity: row.objectID.entity, storeIdentifier: identifier, primaryKey: runKey))
+            runKey += 1
         }
-        return map
+        return assigned
     }
 
     private func checkedLayout(_ row: RowSnapshot) throws -> SQLiteSchema.EntityLayout {
