@@ -98,7 +98,13 @@ extension SQLiteStore: InTransactionKeyAssigning {
             historyNumber = nil
             // Keys for new objects, allocated in this transaction: rolled back with it.
             let assigned = assigningKeys ? try assignKeys(to: request.inserted, connection) : []
-            let changes = request.remapped(assigned)
+            // The request with permanent IDs everywhere, when anything besides the inserted rows'
+            // own keys needs them; otherwise (the common case: no references to new objects, no
+            // uniqueness checks, no history) the rows keep their temporary IDs and each inserted
+            // row's key is read from `keys`, by position, with no copy of the request.
+            let remaps = !assigned.isEmpty && needsRemappedRequest(request)
+            let changes = remaps ? request.remapped(assigned) : request
+            let keys = remaps ? [] : assigned
             // Built once per entity for the store's life (the schema does not change).
             func columns(_ layout: SQLiteSchema.EntityLayout) -> WriteColumns {
                 if let known = writeColumnsCache.withLock({ $0[layout.number] }) { return known }
@@ -120,27 +126,29 @@ extension SQLiteStore: InTransactionKeyAssigning {
             var runWrite = WriteColumns(names: [], values: [])
             var runStatement: SQLiteStatement?
             for (position, row) in changes.inserted.enumerated() {
+                let assignedID = position < keys.count ? keys[position] : nil
+                let key = assignedID?.primaryKey ?? row.objectID.primaryKey
                 if runEntity !== row.objectID.entity {
                     runStatement?.reset()
-                    let layout = try checkedLayout(row)
+                    let layout = try assignedID == nil ? checkedLayout(row) : layout(of: row.objectID.entity)
                     let write = columns(layout)
                     runRoot = keySequence(of: layout)
                     runStatement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: layout.number)) { write.insertSQL }
                     runEntity = row.objectID.entity
                     runNumber = Int64(layout.number)
                     runWrite = write
-                } else if row.objectID.isTemporaryID {
+                } else if assignedID == nil && row.objectID.isTemporaryID {
                     _ = try checkedLayout(row)
                 }
                 guard let statement = runStatement else { continue }
-                try statement.bind(.integer(row.objectID.primaryKey), at: 1)
+                try statement.bind(.integer(key), at: 1)
                 try statement.bind(.integer(runNumber), at: 2)
                 try statement.bind(.integer(1), at: 3)
                 _ = try bindColumns(row, runWrite, to: statement, from: 4)
                 while try statement.step() {}
                 // A key allocated above is within Z_MAX already.
                 if request.inserted[position].objectID.isTemporaryID { continue }
-                maxKeyByRoot[runRoot] = max(maxKeyByRoot[runRoot] ?? 0, row.objectID.primaryKey)
+                maxKeyByRoot[runRoot] = max(maxKeyByRoot[runRoot] ?? 0, key)
             }
             runStatement?.reset()
 
@@ -173,6 +181,33 @@ extension SQLiteStore: InTransactionKeyAssigning {
         }
         if let historyNumber { noteOwnTransaction(historyNumber) }
         return assignedKeys
+    }
+
+    /// Whether writing `request` needs it with permanent IDs in place of the temporary ones
+    /// beyond the inserted rows' own keys: for to-many changes, history, uniqueness checks
+    /// (which compare IDs), or a to-one value pointing at a new object.
+    private func needsRemappedRequest(_ request: StoreSaveRequest) -> Bool {
+        if isHistoryTracked || !request.toManyChanges.isEmpty { return true }
+        if Self.anyConstrained(request.inserted) || Self.anyConstrained(request.updated) { return true }
+        return Self.anyTemporaryReference(request.inserted) || Self.anyTemporaryReference(request.updated)
+    }
+
+    /// Whether a value of any of `rows` is a temporary object ID (rows of entities without
+    /// relationships are not looked at; entities are looked up once per run of rows).
+    private static func anyTemporaryReference(_ rows: [RowSnapshot]) -> Bool {
+        var lastEntity: EntityDescription?
+        var hasRelationships = false
+        for row in rows {
+            if row.objectID.entity !== lastEntity {
+                lastEntity = row.objectID.entity
+                hasRelationships = row.objectID.entity.slots.contains { $0 is RelationshipDescription }
+            }
+            guard hasRelationships else { continue }
+            for value in row.values {
+                if case .object(let id) = value, id.isTemporaryID { return true }
+            }
+        }
+        return false
     }
 
     /// Whether any of `rows` is of an entity with uniqueness constraints (its own or inherited),
