@@ -68,39 +68,34 @@ extension StoreSaveRequest {
     /// The request with the inserted rows' temporary IDs replaced by the permanent ones in
     /// `assigned` (by position: `assigned[i]` is row `i`'s new ID, `nil` to keep it), and every
     /// reference to them replaced too: to-one values, to-many changes and updated keys. Rows
-    /// without such a reference keep their values as they are (not copied); the dictionary from
-    /// temporary to permanent IDs that references need is built only when one is met.
+    /// without such an ID are kept as they are (their values are not copied).
     func remapped(_ assigned: [ManagedObjectID?]) -> StoreSaveRequest {
         guard !assigned.isEmpty else { return self }
-        var map: [ManagedObjectID: ManagedObjectID]?
-        func id(_ id: ManagedObjectID) -> ManagedObjectID {
-            guard id.isTemporaryID else { return id }
-            if map == nil { map = Self.map(inserted, assigned) }
-            return map?[id] ?? id
+        let map = Self.map(inserted, assigned)
+        @inline(__always) func id(_ id: ManagedObjectID) -> ManagedObjectID {
+            id.isTemporaryID ? map[id] ?? id : id
         }
-        func references(_ row: inout RowSnapshot) {
+        func row(_ row: RowSnapshot) -> RowSnapshot {
+            var row = row
+            row.objectID = id(row.objectID)
             for index in row.values.indices {
-                if case .object(let target) = row.values[index], target.isTemporaryID {
-                    row.values[index] = .object(id(target))
+                if case .object(let target) = row.values[index], target.isTemporaryID, let new = map[target] {
+                    row.values[index] = .object(new)
                 }
             }
+            return row
         }
         var result = self
-        for index in result.inserted.indices {
-            if index < assigned.count, let new = assigned[index] { result.inserted[index].objectID = new }
-            references(&result.inserted[index])
-        }
-        for index in result.updated.indices { references(&result.updated[index]) }
-        for index in result.deleted.indices { references(&result.deleted[index]) }
-        if !toManyChanges.isEmpty {
-            result.toManyChanges = toManyChanges.map { change in
-                var change = change
-                change.source = id(change.source)
-                change.added = change.added.map(id)
-                change.removed = change.removed.map(id)
-                change.order = change.order?.map(id)
-                return change
-            }
+        result.inserted = inserted.map(row)
+        result.updated = updated.map(row)
+        result.deleted = deleted.map(row)
+        result.toManyChanges = toManyChanges.map { change in
+            var change = change
+            change.source = id(change.source)
+            change.added = change.added.map(id)
+            change.removed = change.removed.map(id)
+            change.order = change.order?.map(id)
+            return change
         }
         if updatedKeys.keys.contains(where: \.isTemporaryID) {
             result.updatedKeys = Dictionary(updatedKeys.map { (id($0.key), $0.value) }, uniquingKeysWith: { first, _ in first })
