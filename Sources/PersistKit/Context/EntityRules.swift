@@ -22,6 +22,10 @@ final class EntityRules: Sendable {
     let slots: [Slot]
     /// The stored to-many relationships (their counts are checked).
     let toMany: [RelationshipDescription]
+    /// When the only rules are required slots (no attribute to check, no to-many to count):
+    /// those slots' indices, which a valid object's check reads without touching `slots`
+    /// (whose elements hold references, retained and released as each is read); else `nil`.
+    let onlyRequiredSlots: [Int]?
     /// The entity's uniqueness constraints with its superentities' (checked at every save).
     let uniquenessConstraints: [[String]]
 
@@ -42,6 +46,7 @@ final class EntityRules: Sendable {
             guard let relationship = property as? RelationshipDescription, relationship.isToMany, !relationship.isTransient else { return nil }
             return relationship
         }
+        onlyRequiredSlots = toMany.isEmpty && slots.allSatisfy({ $0.checked == nil }) ? slots.map(\.index) : nil
     }
 
     /// The rules of `entity`: those worked out when its model was frozen, or, for an entity of

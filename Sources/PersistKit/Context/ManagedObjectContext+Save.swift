@@ -153,6 +153,62 @@ extension ManagedObjectContext {
             }
             registered = rebuilt
         }
+        remapReferences(map)
+    }
+
+    /// Gives `objects` (a save request's inserted rows, in its order) the permanent IDs a store
+    /// assigned them, by position (``InTransactionKeyAssigning/saveAssigningKeys(_:)``): in the
+    /// registry, and in every changed object that points at one. The dictionary from temporary
+    /// to permanent IDs is built only when a changed object can point at another.
+    func remapInserted(_ objects: [ManagedObject], to assigned: [ManagedObjectID?]) {
+        guard !assigned.isEmpty else { return }
+        let needsMap = anyChangedObjectHasReferences()
+        var map: [ManagedObjectID: ManagedObjectID] = [:]
+        if needsMap { map.reserveCapacity(assigned.count) }
+        let rebuild = assigned.count * 4 >= registered.count
+        for (object, new) in zip(objects, assigned) {
+            guard let new else { continue }
+            let old = object.objectID
+            if needsMap { map[old] = new }
+            if !rebuild, registered.removeValue(forKey: old) != nil { registered[new] = object }
+            object.objectID = new
+        }
+        if rebuild {
+            // Many IDs (a large insert): building the registry anew costs less than removing
+            // each old key (which moves its neighbours) and adding the new one. An object
+            // registered under a temporary ID was just given its permanent one, or has none.
+            var rebuilt: [ManagedObjectID: ManagedObject] = [:]
+            rebuilt.reserveCapacity(registered.count)
+            for (id, object) in registered {
+                rebuilt[id.isTemporaryID ? object.objectID : id] = object
+            }
+            registered = rebuilt
+        }
+        if needsMap { remapReferences(map) }
+    }
+
+    /// Whether any inserted, changed or deleted object has a relationship value that could
+    /// hold a temporary ID (a to-one slot of an entity with relationships, or to-many state).
+    private func anyChangedObjectHasReferences() -> Bool {
+        var lastEntity: EntityDescription?
+        var hasToOne = false
+        func check(_ object: ManagedObject) -> Bool {
+            if !object.toMany.isEmpty { return true }
+            if object.entity !== lastEntity {
+                lastEntity = object.entity
+                hasToOne = object.entity.slots.contains { $0 is RelationshipDescription }
+            }
+            return hasToOne
+        }
+        for object in insertedByID.values where check(object) { return true }
+        for object in changedByID.values where check(object) { return true }
+        for object in deletedByID.values where check(object) { return true }
+        return false
+    }
+
+    /// Replaces the temporary IDs of `map` in every changed object's to-one slots and to-many
+    /// states.
+    private func remapReferences(_ map: [ManagedObjectID: ManagedObjectID]) {
         // Only to-one slots and to-many states can point at other objects: entities without
         // relationships are skipped (looked up once per run of objects of one entity).
         var lastEntity: EntityDescription?
@@ -229,6 +285,8 @@ extension ManagedObjectContext {
     func writeToStores(_ plan: CommitPlan) throws {
         var stores: [any PersistentStore] = []
         var requests: [StoreSaveRequest] = []
+        // Each request's inserted objects, in the order of its inserted rows.
+        var insertedObjects: [[ManagedObject]] = []
         var storeIndexByEntity: [ObjectIdentifier: Int] = [:]
         let author = transactionAuthor
         let contextName = name
@@ -241,6 +299,7 @@ extension ManagedObjectContext {
                 request.transactionAuthor = author
                 request.contextName = contextName
                 requests.append(request)
+                insertedObjects.append([])
                 return stores.count - 1
             }()
             storeIndexByEntity[ObjectIdentifier(entity)] = index
@@ -249,12 +308,14 @@ extension ManagedObjectContext {
         for object in plan.inserted {
             let index = try requestIndex(for: object.entity)
             requests[index].inserted.append(object.storeRow(version: 0))
-            requests[index].toManyChanges += object.toManyChanges()
+            insertedObjects[index].append(object)
+            if !object.toMany.isEmpty { requests[index].toManyChanges += object.toManyChanges() }
         }
         for object in plan.updated {
             let index = try requestIndex(for: object.entity)
             if plan.reinserted.contains(ObjectIdentifier(object)) {
                 requests[index].inserted.append(object.storeRow(version: 0))
+                insertedObjects[index].append(object)
             } else {
                 requests[index].updated.append(object.storeRow(version: object.committed?.version ?? 0))
                 let slots = object.entity.slots
@@ -269,10 +330,10 @@ extension ManagedObjectContext {
             requests[index].deleted.append(RowSnapshot(objectID: object.objectID, version: object.committed?.version ?? 0,
                                                        values: object.committed?.values ?? []))
         }
-        for (store, request) in zip(stores, requests) where !request.isEmpty {
+        for (index, (store, request)) in zip(stores, requests).enumerated() where !request.isEmpty {
             if let assigning = Self.keyAssigning(store) {
                 // The new objects' permanent IDs, valid now that the store committed them.
-                remapIDs(try assigning.saveAssigningKeys(request))
+                remapInserted(insertedObjects[index], to: try assigning.saveAssigningKeys(request))
             } else {
                 try store.save(request)
             }

@@ -80,6 +80,12 @@ extension ManagedObject {
         willAccessValue()
         var errors: [PersistenceError] = []
         let rules = EntityRules.of(entity)
+        if let required = rules.onlyRequiredSlots {
+            // Only required slots to check: a valid object (the common case) is found so with
+            // one read of its values; an invalid one gets its errors from the loop below.
+            let values = self.values
+            if !required.contains(where: { $0 < values.count && values[$0].isNull }) { return [] }
+        }
         for rule in rules.slots where rule.index < values.count {
             let value = values[rule.index]
             if rule.isRequired && value.isNull {

@@ -65,11 +65,13 @@ public struct StoreSaveRequest: Sendable {
 }
 
 extension StoreSaveRequest {
-    /// The request with every temporary ID that `map` names replaced by its permanent one: the
-    /// inserted rows' own IDs, to-one values, to-many changes and updated keys. Rows without
-    /// such an ID are kept as they are (their values are not copied).
-    func remapped(_ map: [ManagedObjectID: ManagedObjectID]) -> StoreSaveRequest {
-        guard !map.isEmpty else { return self }
+    /// The request with the inserted rows' temporary IDs replaced by the permanent ones in
+    /// `assigned` (by position: `assigned[i]` is row `i`'s new ID, `nil` to keep it), and every
+    /// reference to them replaced too: to-one values, to-many changes and updated keys. Rows
+    /// without such an ID are kept as they are (their values are not copied).
+    func remapped(_ assigned: [ManagedObjectID?]) -> StoreSaveRequest {
+        guard !assigned.isEmpty else { return self }
+        let map = Self.map(inserted, assigned)
         @inline(__always) func id(_ id: ManagedObjectID) -> ManagedObjectID {
             id.isTemporaryID ? map[id] ?? id : id
         }
@@ -100,6 +102,16 @@ extension StoreSaveRequest {
         }
         return result
     }
+
+    /// Each temporary ID of `rows` with its permanent one in `assigned` (by position).
+    static func map(_ rows: [RowSnapshot], _ assigned: [ManagedObjectID?]) -> [ManagedObjectID: ManagedObjectID] {
+        var map: [ManagedObjectID: ManagedObjectID] = [:]
+        map.reserveCapacity(assigned.count)
+        for (row, new) in zip(rows, assigned) {
+            if let new { map[row.objectID] = new }
+        }
+        return map
+    }
 }
 
 /// A store that gives inserted objects their permanent IDs inside the save's own transaction,
@@ -111,7 +123,9 @@ protocol InTransactionKeyAssigning: PersistentStore {
     /// Writes `changes` like ``PersistentStore/save(_:)``, where inserted rows may carry
     /// temporary IDs (and other rows and to-many changes may point at them): the store
     /// allocates a primary key for each inside the write transaction, and returns the
-    /// permanent ID of every temporary one once the transaction committed. On error nothing
-    /// was written and no key was used up.
-    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> [ManagedObjectID: ManagedObjectID]
+    /// permanent IDs once the transaction committed, by position: element `i` is the new ID of
+    /// `changes.inserted[i]`, `nil` for a row that had a permanent ID already; an empty array
+    /// when no row had a temporary ID. On error nothing was written and the objects keep their
+    /// temporary IDs.
+    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> [ManagedObjectID?]
 }

@@ -34,6 +34,8 @@ public final class SQLiteConnection {
     /// ``singleRowStatement(for:)``). The entity is held so its identity cannot be reused.
     @exclusivity(unchecked) private var singleRowStatements: [(entity: EntityDescription, statement: SQLiteStatement)] = []
     private var transactionDepth = 0
+    /// Primary keys reserved ahead by this connection's saves (see ``SQLiteKeyReservations``).
+    var keyReservations = SQLiteKeyReservations()
 
     /// The number of statements started on this connection (each run of a prepared statement,
     /// each statement of ``execute(_:)``), for tests and diagnostics.

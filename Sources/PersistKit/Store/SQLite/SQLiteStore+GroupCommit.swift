@@ -41,27 +41,35 @@ extension SQLiteStore {
             try withWriteConnection(.sqlite, group.count == 1 ? group[0].what : "committing \(group.count) writes failed") { connection in
                 // A retry (the store was busy) runs the whole group again.
                 for write in group { write.failure = nil }
-                try connection.inTransaction(.immediate) {
-                    if group.count == 1 {
-                        // Alone, a write needs no savepoint: its failure rolls the transaction back.
-                        try group[0].body?(connection)
-                        return
-                    }
-                    for write in group {
-                        try connection.execute("SAVEPOINT \"persist_write\"", [])
-                        do {
-                            try write.body?(connection)
-                            try connection.execute("RELEASE \"persist_write\"", [])
-                        } catch {
-                            // The whole transaction is gone (SQLITE_FULL and the like), or the
-                            // store is busy: the group fails, or is retried, as one.
-                            if connection.isAutocommit { throw error }
-                            if let sqlite = error as? SQLiteError, Self.isBusy(sqlite) { throw error }
-                            try connection.execute("ROLLBACK TO \"persist_write\"", [])
-                            try connection.execute("RELEASE \"persist_write\"", [])
-                            write.failure = mapped(error, write.what)
+                // Keys reserved ahead in a transaction or savepoint rolled back are not covered
+                // by Z_MAX any more: the connection forgets its blocks (SQLiteKeyReservations).
+                do {
+                    try connection.inTransaction(.immediate) {
+                        if group.count == 1 {
+                            // Alone, a write needs no savepoint: its failure rolls the transaction back.
+                            try group[0].body?(connection)
+                            return
+                        }
+                        for write in group {
+                            try connection.execute("SAVEPOINT \"persist_write\"", [])
+                            do {
+                                try write.body?(connection)
+                                try connection.execute("RELEASE \"persist_write\"", [])
+                            } catch {
+                                // The whole transaction is gone (SQLITE_FULL and the like), or the
+                                // store is busy: the group fails, or is retried, as one.
+                                if connection.isAutocommit { throw error }
+                                if let sqlite = error as? SQLiteError, Self.isBusy(sqlite) { throw error }
+                                try connection.execute("ROLLBACK TO \"persist_write\"", [])
+                                try connection.execute("RELEASE \"persist_write\"", [])
+                                connection.keyReservations.forgetBlocks()
+                                write.failure = mapped(error, write.what)
+                            }
                         }
                     }
+                } catch {
+                    connection.keyReservations.forgetBlocks()
+                    throw error
                 }
             }
         } catch {

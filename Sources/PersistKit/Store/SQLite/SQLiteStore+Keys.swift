@@ -30,4 +30,20 @@ extension SQLiteStore {
         try write.execute([.integer(current + count), .integer(Int64(sequence))])
         return current + 1
     }
+
+    /// `count` primary keys of the key sequence `sequence` for a save, inside the caller's write
+    /// transaction of a group commit; returns the first of them, consecutive.
+    ///
+    /// Taken from the keys the connection reserved ahead when enough are left (no statement
+    /// runs); otherwise reserved with ``reserveKeys(_:sequence:_:)``, with as many more ahead as
+    /// ``SQLiteKeyReservations`` says. `Z_MAX` stays at or above every key handed out, since the
+    /// update that reserved a block committed before any key of it is used in a later
+    /// transaction (a rollback makes the group commit forget the blocks).
+    func takeKeys(_ count: Int64, sequence: Int, _ connection: SQLiteConnection) throws -> Int64 {
+        if let first = connection.keyReservations.take(count, sequence: sequence) { return first }
+        let ahead = connection.keyReservations.ahead(of: sequence)
+        let first = try reserveKeys(count + ahead, sequence: sequence, connection)
+        connection.keyReservations.reserved(sequence: sequence, next: first + count, last: first + count + ahead - 1)
+        return first
+    }
 }

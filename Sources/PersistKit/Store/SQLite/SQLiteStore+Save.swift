@@ -84,21 +84,27 @@ extension SQLiteStore: InTransactionKeyAssigning {
 
     /// ``save(_:)`` for rows that may carry temporary IDs: their primary keys are allocated
     /// from `Z_PRIMARYKEY` inside the same transaction (see ``InTransactionKeyAssigning``).
-    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> [ManagedObjectID: ManagedObjectID] {
+    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> [ManagedObjectID?] {
         try write(changes, assigningKeys: true)
     }
 
-    private func write(_ request: StoreSaveRequest, assigningKeys: Bool) throws -> [ManagedObjectID: ManagedObjectID] {
-        guard !request.isEmpty else { return [:] }
+    private func write(_ request: StoreSaveRequest, assigningKeys: Bool) throws -> [ManagedObjectID?] {
+        guard !request.isEmpty else { return [] }
         guard !isReadOnly else { throw readOnlyError("save") }
         // Noted only once committed: a rolled-back number may be reused by another process.
         var historyNumber: Int64?
         // One write of a group commit: the group's transaction holds it, with other saves.
-        let assignedKeys = try inGroupCommit("saving to the store failed") { connection -> [ManagedObjectID: ManagedObjectID] in
+        let assignedKeys = try inGroupCommit("saving to the store failed") { connection -> [ManagedObjectID?] in
             historyNumber = nil
             // Keys for new objects, allocated in this transaction: rolled back with it.
-            let assigned = assigningKeys ? try assignKeys(to: request.inserted, connection) : [:]
-            let changes = request.remapped(assigned)
+            let assigned = assigningKeys ? try assignKeys(to: request.inserted, connection) : []
+            // The request with permanent IDs everywhere, when anything besides the inserted rows'
+            // own keys needs them; otherwise (the common case: no references to new objects, no
+            // uniqueness checks, no history) the rows keep their temporary IDs and each inserted
+            // row's key is read from `keys`, by position, with no copy of the request.
+            let remaps = !assigned.isEmpty && needsRemappedRequest(request)
+            let changes = remaps ? request.remapped(assigned) : request
+            let keys = remaps ? [] : assigned
             // Built once per entity for the store's life (the schema does not change).
             func columns(_ layout: SQLiteSchema.EntityLayout) -> WriteColumns {
                 if let known = writeColumnsCache.withLock({ $0[layout.number] }) { return known }
@@ -120,27 +126,29 @@ extension SQLiteStore: InTransactionKeyAssigning {
             var runWrite = WriteColumns(names: [], values: [])
             var runStatement: SQLiteStatement?
             for (position, row) in changes.inserted.enumerated() {
+                let assignedID = position < keys.count ? keys[position] : nil
+                let key = assignedID?.primaryKey ?? row.objectID.primaryKey
                 if runEntity !== row.objectID.entity {
                     runStatement?.reset()
-                    let layout = try checkedLayout(row)
+                    let layout = try assignedID == nil ? checkedLayout(row) : layout(of: row.objectID.entity)
                     let write = columns(layout)
                     runRoot = keySequence(of: layout)
                     runStatement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: layout.number)) { write.insertSQL }
                     runEntity = row.objectID.entity
                     runNumber = Int64(layout.number)
                     runWrite = write
-                } else if row.objectID.isTemporaryID {
+                } else if assignedID == nil && row.objectID.isTemporaryID {
                     _ = try checkedLayout(row)
                 }
                 guard let statement = runStatement else { continue }
-                try statement.bind(.integer(row.objectID.primaryKey), at: 1)
+                try statement.bind(.integer(key), at: 1)
                 try statement.bind(.integer(runNumber), at: 2)
                 try statement.bind(.integer(1), at: 3)
                 _ = try bindColumns(row, runWrite, to: statement, from: 4)
                 while try statement.step() {}
                 // A key allocated above is within Z_MAX already.
                 if request.inserted[position].objectID.isTemporaryID { continue }
-                maxKeyByRoot[runRoot] = max(maxKeyByRoot[runRoot] ?? 0, row.objectID.primaryKey)
+                maxKeyByRoot[runRoot] = max(maxKeyByRoot[runRoot] ?? 0, key)
             }
             runStatement?.reset()
 
@@ -175,6 +183,33 @@ extension SQLiteStore: InTransactionKeyAssigning {
         return assignedKeys
     }
 
+    /// Whether writing `request` needs it with permanent IDs in place of the temporary ones
+    /// beyond the inserted rows' own keys: for to-many changes, history, uniqueness checks
+    /// (which compare IDs), or a to-one value pointing at a new object.
+    private func needsRemappedRequest(_ request: StoreSaveRequest) -> Bool {
+        if isHistoryTracked || !request.toManyChanges.isEmpty { return true }
+        if Self.anyConstrained(request.inserted) || Self.anyConstrained(request.updated) { return true }
+        return Self.anyTemporaryReference(request.inserted) || Self.anyTemporaryReference(request.updated)
+    }
+
+    /// Whether a value of any of `rows` is a temporary object ID (rows of entities without
+    /// relationships are not looked at; entities are looked up once per run of rows).
+    private static func anyTemporaryReference(_ rows: [RowSnapshot]) -> Bool {
+        var lastEntity: EntityDescription?
+        var hasRelationships = false
+        for row in rows {
+            if row.objectID.entity !== lastEntity {
+                lastEntity = row.objectID.entity
+                hasRelationships = row.objectID.entity.slots.contains { $0 is RelationshipDescription }
+            }
+            guard hasRelationships else { continue }
+            for value in row.values {
+                if case .object(let id) = value, id.isTemporaryID { return true }
+            }
+        }
+        return false
+    }
+
     /// Whether any of `rows` is of an entity with uniqueness constraints (its own or inherited),
     /// looked up once per run of rows of one entity.
     private static func anyConstrained(_ rows: [RowSnapshot]) -> Bool {
@@ -186,39 +221,53 @@ extension SQLiteStore: InTransactionKeyAssigning {
         return false
     }
 
-    /// Allocates a primary key for every row of `rows` with a temporary ID, from the `Z_MAX`
-    /// of its entity's root in `Z_PRIMARYKEY` (one sequence per table, as
-    /// ``allocatePrimaryKeys(for:count:)`` does), inside the caller's transaction; returns
-    /// each temporary ID's permanent one. Keys are handed out in row order.
-    private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> [ManagedObjectID: ManagedObjectID] {
+    /// Allocates a primary key for every row of `rows` with a temporary ID, from its entity
+    /// root's key sequence (one per table, as ``allocatePrimaryKeys(for:count:)`` has; see
+    /// ``takeKeys(_:sequence:_:)``), inside the caller's transaction; returns the permanent IDs
+    /// by position (`nil` for rows that had one already), or an empty array when no row had a
+    /// temporary ID. Keys are handed out in row order.
+    private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> [ManagedObjectID?] {
         var roots: [Int] = []
         roots.reserveCapacity(rows.count)
         var countByRoot: [Int: Int64] = [:]
         var lastEntity: EntityDescription?
         var lastRoot = 0
+        // Counted per run of rows of one entity, added to the dictionary when the run ends.
+        var runCount: Int64 = 0
         for row in rows {
             guard row.objectID.isTemporaryID else { roots.append(-1); continue }
             if row.objectID.entity !== lastEntity {
+                if runCount > 0 { countByRoot[lastRoot, default: 0] += runCount }
+                runCount = 0
                 let layout = try layout(of: row.objectID.entity)
                 lastEntity = row.objectID.entity
                 lastRoot = keySequence(of: layout)
             }
             roots.append(lastRoot)
-            countByRoot[lastRoot, default: 0] += 1
+            runCount += 1
         }
-        guard !countByRoot.isEmpty else { return [:] }
+        if runCount > 0 { countByRoot[lastRoot, default: 0] += runCount }
+        guard !countByRoot.isEmpty else { return [] }
         var nextKeyByRoot: [Int: Int64] = [:]
         for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
-            nextKeyByRoot[root] = try reserveKeys(count, sequence: root, connection)
+            nextKeyByRoot[root] = try takeKeys(count, sequence: root, connection)
         }
-        var map: [ManagedObjectID: ManagedObjectID] = [:]
-        map.reserveCapacity(rows.count)
-        for (row, root) in zip(rows, roots) where root >= 0 {
-            let key = nextKeyByRoot[root] ?? 0
-            nextKeyByRoot[root] = key + 1
-            map[row.objectID] = ManagedObjectID(entity: row.objectID.entity, storeIdentifier: identifier, primaryKey: key)
+        var assigned: [ManagedObjectID?] = []
+        assigned.reserveCapacity(rows.count)
+        // The next key of the run's root is kept out of the dictionary while the run lasts.
+        var runRoot = -1
+        var runKey: Int64 = 0
+        for (row, root) in zip(rows, roots) {
+            guard root >= 0 else { assigned.append(nil); continue }
+            if root != runRoot {
+                if runRoot >= 0 { nextKeyByRoot[runRoot] = runKey }
+                runRoot = root
+                runKey = nextKeyByRoot[root] ?? 0
+            }
+            assigned.append(ManagedObjectID(entity: row.objectID.entity, storeIdentifier: identifier, primaryKey: runKey))
+            runKey += 1
         }
-        return map
+        return assigned
     }
 
     private func checkedLayout(_ row: RowSnapshot) throws -> SQLiteSchema.EntityLayout {
