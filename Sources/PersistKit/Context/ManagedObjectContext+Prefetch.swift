@@ -92,7 +92,7 @@ extension ManagedObjectContext {
             }
             guard let first = needing.first else { return next }
             let store = try rootStore(for: first.entity)
-            let destinations = try store.prefetchDestinations(of: needing.map(\.objectID), relationship: relationship)
+            var destinations = try store.prefetchDestinations(of: needing.map(\.objectID), relationship: relationship)
             // With a to-one inverse, a destination row belongs to one source: the store's rows
             // repeat no object, so they need no check against `seen` (only objects added above do).
             let disjoint = relationship.inverseRelationship.map { !$0.isToMany } ?? false
@@ -100,10 +100,13 @@ extension ManagedObjectContext {
             next.reserveCapacity(next.count + destinations.values.reduce(0) { $0 + $1.count })
             registered.reserveCapacity(registered.count + next.capacity)
             for source in needing {
-                let rows = destinations[source.objectID] ?? []
+                // Taken out of the dictionary and moved out row by row (see fetchObjects): each
+                // row goes to its object while in cache, with no retain now and release later.
+                var rows = destinations.removeValue(forKey: source.objectID) ?? []
                 var members: [ManagedObjectID] = []
                 members.reserveCapacity(rows.count)
-                for row in rows {
+                rows.reverse()
+                while let row = rows.popLast() {
                     members.append(row.objectID)
                     let object = materialize(row, isRoot: true)
                     if checked { add(object) } else { next.append(object) }

@@ -146,6 +146,11 @@ extension SQLiteStore {
                 sourceByPosition.append(sourceByKey[key])
             }
             var buckets = [[RowSnapshot]](repeating: [], count: sourceKeys.count)
+            // A source's bucket is made at its first row with room for the average share of the
+            // destination table (its largest key over the sources, at most 16), rather than grown
+            // from empty through four or five reallocations; buckets live only for this call.
+            let destinationKeys = connection.planningInt64("SELECT MAX(\"Z_PK\") FROM \(SQLiteSchema.quote(destinationTable.name))") ?? 0
+            let share = Int(min(max(destinationKeys, 0) / Int64(max(sourceKeys.count, 1)) + 1, 16))
             let sourceIndex = Int32(3 + destinationTable.columns.count)
             let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(SQLiteSchema.quote(destinationTable.name)) AS \"t0\" WHERE \(sourceColumn) IS NOT NULL ORDER BY \"t0\".\"Z_PK\""
             try connection.cachedStatement(sql).forEachRow { statement in
@@ -155,6 +160,7 @@ extension SQLiteStore {
                 guard position >= 0 else { return }
                 guard let row = decodeRow(statement, knownDestination: sourceByPosition[position]),
                       row.objectID.entity.isKind(of: destination) else { return }
+                if buckets[position].capacity == 0 { buckets[position].reserveCapacity(share) }
                 buckets[position].append(row)
             }
             var result: [ManagedObjectID: [RowSnapshot]] = [:]
