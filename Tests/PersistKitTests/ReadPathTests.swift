@@ -113,6 +113,8 @@ struct ReadPathTests {
                 previous = beers
                 context.reset()
                 #expect(context.registeredObjects.isEmpty)
+                // The registry's table is kept for the next round's objects.
+                #expect(context.registered.capacity >= 100)
                 #expect(!context.hasChanges)
             }
         }

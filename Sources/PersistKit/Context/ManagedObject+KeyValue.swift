@@ -41,24 +41,12 @@ extension ManagedObject {
     /// generated accessors use it: `var ibu: Int64 { int64(forKey: "ibu") ?? 0 }`. An unknown key,
     /// or a key of another type, traps as ``value(forKey:)`` does for an unknown key.
     public func int64(forKey key: String) -> Int64? {
-        guard let plain = entity.plainAttribute(for: key) else {
-            preconditionFailure("ManagedObject: entity \(entity.name) has no attribute \"\(key)\" of a plain type")
+        switch storedAttributeValue(forKey: key) {
+        case .integer(let value): return value
+        case .bool(let value): return value ? 1 : 0
+        case .null: return nil
+        case let other: preconditionFailure("ManagedObject: \(entity.name).\(key) holds \(other), not an integer")
         }
-        willAccessValue()
-        // The slot is matched in place, through the buffer: copying the value out of the array
-        // (and destroying the copy) costs more than the read itself.
-        let integer: Int64?? = values.withUnsafeBufferPointer { slots in
-            switch slots[plain.slot] {
-            case .integer(let value): return .some(value)
-            case .bool(let value): return .some(value ? 1 : 0)
-            case .null: return .some(nil)
-            default: return nil
-            }
-        }
-        guard let integer else {
-            preconditionFailure("ManagedObject: \(entity.name).\(key) holds \(values[plain.slot]), not an integer")
-        }
-        return integer
     }
 
     /// The value of the Double or Float attribute `key`, or `nil` when it has none (see ``int64(forKey:)``).
@@ -233,7 +221,10 @@ extension ManagedObject {
             guard let context = managedObjectContext else { return relationship.isOrdered ? [ManagedObject]() as Any : Set<ManagedObject>() as Any }
             if relationship.isOrdered { return ids.map { context.registeredObject(with: $0) } as Any }
             var members = Set<ManagedObject>(minimumCapacity: ids.count)
-            for id in ids { members.insert(context.registeredObject(with: id)) }
+            // Through the buffer: no retain and release of each ID as it is read.
+            ids.withUnsafeBufferPointer { buffer in
+                for id in buffer { members.insert(context.registeredObject(with: id)) }
+            }
             return members as Any
         }
         guard let slot = entity.slotIndex(of: property.name) else { return nil }

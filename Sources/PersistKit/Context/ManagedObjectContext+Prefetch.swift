@@ -83,8 +83,18 @@ extension ManagedObjectContext {
         }
         if relationship.isToMany {
             var needing: [ManagedObject] = []
-            for source in sources where source.entity.relationshipsByName[relationship.name] === relationship {
-                if source._isInserted || source.objectID.isTemporaryID || source.toMany[relationship.name]?.committed != nil {
+            // Whether an entity has the relationship, asked once per run of sources of one
+            // entity rather than by hashing its name per source.
+            var checkedEntity: EntityDescription?
+            var entityHasIt = false
+            for source in sources {
+                if source.entity !== checkedEntity {
+                    checkedEntity = source.entity
+                    entityHasIt = source.entity.relationshipsByName[relationship.name] === relationship
+                }
+                guard entityHasIt else { continue }
+                if source._isInserted || source.objectID.isTemporaryID
+                    || (!source.toMany.isEmpty && source.toMany[relationship.name]?.committed != nil) {
                     for id in source.toManyMembers(relationship) { add(registeredObject(with: id)) }
                 } else {
                     needing.append(source)
