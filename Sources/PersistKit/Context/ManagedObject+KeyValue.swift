@@ -221,9 +221,11 @@ extension ManagedObject {
             guard let context = managedObjectContext else { return relationship.isOrdered ? [ManagedObject]() as Any : Set<ManagedObject>() as Any }
             if relationship.isOrdered { return ids.map { context.registeredObject(with: $0) } as Any }
             var members = Set<ManagedObject>(minimumCapacity: ids.count)
-            // Through the buffer: no retain and release of each ID as it is read.
+            // Through the buffer, no retain and release of each ID as it is read; a plain lookup
+            // first (a member is almost always registered), rather than the registry's modify
+            // accessor, which checks the table's uniqueness and takes the key per member.
             ids.withUnsafeBufferPointer { buffer in
-                for id in buffer { members.insert(context.registeredObject(with: id)) }
+                for id in buffer { members.insert(context.registered[id] ?? context.registeredObject(with: id)) }
             }
             return members as Any
         }
