@@ -140,10 +140,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Hashes the instance's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
-    /// The hash `Set` and `Dictionary` ask for first: the instance's identity hashed with the
-    /// table's seed, as ``hash(into:)`` hashes it, without building a `Hasher` (a to-many
-    /// relationship's `Set` is built from scratch at each read).
-    public func _rawHashValue(seed: Int) -> Int { ObjectIdentifier(self)._rawHashValue(seed: seed) }
+    /// The hash `Set` and `Dictionary` ask for first: the instance's address mixed with the
+    /// table's seed (``ManagedObjectID``'s mix), without SipHash (a to-many relationship's
+    /// `Set` is built from scratch at each read).
+    public func _rawHashValue(seed: Int) -> Int {
+        ManagedObjectID.mixedHash(UInt64(UInt(bitPattern: ObjectIdentifier(self))), seed: seed)
+    }
 
     /// `<Beer: x-coredata://…/Beer/p1>` and, unless a fault, its values.
     open var description: String {

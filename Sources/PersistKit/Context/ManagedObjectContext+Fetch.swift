@@ -113,13 +113,17 @@ extension ManagedObjectContext {
             storeRequest.fetchLimit = 0
             storeRequest.fetchOffset = 0
         }
-        let rows = try store.fetch(storeRequest)
+        var rows = try store.fetch(storeRequest)
         var objects: [ManagedObject] = []
         objects.reserveCapacity(rows.count)
         // One growth of the registry instead of one rehash per doubling.
         registered.reserveCapacity(registered.count + rows.count)
         let isRoot = parent == nil
-        for row in rows {
+        // Each row is moved out of the array (reversed, then popped from the end) into its
+        // object while both are in cache: iterating would retain each row's ID and values
+        // and then release them all again when the array dies, a second pass over cold memory.
+        rows.reverse()
+        while let row = rows.popLast() {
             objects.append(materialize(row, isRoot: isRoot))
         }
         if pending.isEmpty { return try finish(objects, request: request, entity: entity) }
@@ -168,7 +172,7 @@ extension ManagedObjectContext {
     /// parent is behind the settings lock). A child context takes its values from its parent,
     /// which may have unsaved changes, so only a root context keeps the row with the fault.
     @inline(__always)
-    func materialize(_ row: RowSnapshot, isRoot: Bool) -> ManagedObject {
+    func materialize(_ row: consuming RowSnapshot, isRoot: Bool) -> ManagedObject {
         // A new fault, or a registered fault, holds the row; a realized object keeps its values.
         let object = registeredObject(with: row.objectID)
         if object._isFault && isRoot { object.pendingRow = row }

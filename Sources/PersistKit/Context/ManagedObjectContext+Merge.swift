@@ -111,11 +111,21 @@ extension ManagedObjectContext {
     /// dropped (Core Data's `reset()`).
     public func reset() {
         onQueue {
-            for object in registered.values { object.managedObjectContext = nil }
-            registered = [:]
+            for object in registered.values {
+                object.managedObjectContext = nil
+                // A fault that left the context has no values (it fills itself from a row at hand).
+                object.pendingRow = nil
+            }
+            // The registry keeps its table for the objects the context will register next (a
+            // context reset between rounds of work registers as many again), up to a bound so
+            // one huge fetch does not pin a huge table.
+            registered.removeAll(keepingCapacity: registered.count <= Self.registryCapacityKeptByReset)
             forgetChanges()
         }
     }
+
+    /// The most registered objects whose table ``reset()`` keeps (a table of at most 4 MiB).
+    static var registryCapacityKeptByReset: Int { 1 << 17 }
 
     /// Reloads `object` from its parent or store. With `mergeChanges`, its unsaved changes are
     /// kept on top of the fresh values; without, they are dropped and the object becomes a

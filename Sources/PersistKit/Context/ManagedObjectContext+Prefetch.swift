@@ -83,8 +83,18 @@ extension ManagedObjectContext {
         }
         if relationship.isToMany {
             var needing: [ManagedObject] = []
-            for source in sources where source.entity.relationshipsByName[relationship.name] === relationship {
-                if source._isInserted || source.objectID.isTemporaryID || source.toMany[relationship.name]?.committed != nil {
+            // Whether an entity has the relationship, asked once per run of sources of one
+            // entity rather than by hashing its name per source.
+            var checkedEntity: EntityDescription?
+            var entityHasIt = false
+            for source in sources {
+                if source.entity !== checkedEntity {
+                    checkedEntity = source.entity
+                    entityHasIt = source.entity.relationshipsByName[relationship.name] === relationship
+                }
+                guard entityHasIt else { continue }
+                if source._isInserted || source.objectID.isTemporaryID
+                    || (!source.toMany.isEmpty && source.toMany[relationship.name]?.committed != nil) {
                     for id in source.toManyMembers(relationship) { add(registeredObject(with: id)) }
                 } else {
                     needing.append(source)
@@ -92,7 +102,7 @@ extension ManagedObjectContext {
             }
             guard let first = needing.first else { return next }
             let store = try rootStore(for: first.entity)
-            let destinations = try store.prefetchDestinations(of: needing.map(\.objectID), relationship: relationship)
+            var destinations = try store.prefetchDestinations(of: needing.map(\.objectID), relationship: relationship)
             // With a to-one inverse, a destination row belongs to one source: the store's rows
             // repeat no object, so they need no check against `seen` (only objects added above do).
             let disjoint = relationship.inverseRelationship.map { !$0.isToMany } ?? false
@@ -100,10 +110,13 @@ extension ManagedObjectContext {
             next.reserveCapacity(next.count + destinations.values.reduce(0) { $0 + $1.count })
             registered.reserveCapacity(registered.count + next.capacity)
             for source in needing {
-                let rows = destinations[source.objectID] ?? []
+                // Taken out of the dictionary and moved out row by row (see fetchObjects): each
+                // row goes to its object while in cache, with no retain now and release later.
+                var rows = destinations.removeValue(forKey: source.objectID) ?? []
                 var members: [ManagedObjectID] = []
                 members.reserveCapacity(rows.count)
-                for row in rows {
+                rows.reverse()
+                while let row = rows.popLast() {
                     members.append(row.objectID)
                     let object = materialize(row, isRoot: true)
                     if checked { add(object) } else { next.append(object) }

@@ -79,8 +79,13 @@ extension SQLiteStore {
             order = "\(sourceColumn), \(fok)\"t0\".\"Z_PK\""
         }
         let allKeys = keys.map(\.primaryKey)
+        // When every source is of the inverse's destination entity, a row's inverse slot holding
+        // a source's key names that source (see decodeRow).
+        let inverse = relationship.inverseRelationship.flatMap { $0.isToMany ? nil : $0 }
+        let inverseDestination = inverse?.destinationEntity
+        let knownInverse = inverseDestination != nil && keys.allSatisfy({ $0.entity === inverseDestination }) ? inverse : nil
         if schema.joinTable(of: relationship) == nil, !relationship.isOrdered, let sourceTable = schema.table(of: sourceEntity) {
-            let scanned = try prefetchByScan(sourceKeys: allKeys, sourceByKey: sourceByKey, relationship: relationship,
+            let scanned = try prefetchByScan(sourceKeys: allKeys, sourceByKey: sourceByKey, relationship: relationship, knownInverse: knownInverse,
                                              destination: destination, destinationTable: destinationTable,
                                              sourceTable: sourceTable, sourceColumn: sourceColumn)
             if let scanned { return scanned }
@@ -110,7 +115,7 @@ extension SQLiteStore {
                         currentSource = sourceByKey[key]
                     }
                     // The row's inverse slot names the source: reuse its ID rather than make one per row.
-                    guard let row = decodeRow(statement, knownDestination: currentSource),
+                    guard let row = decodeRow(statement, knownDestination: currentSource, knownInverse: knownInverse),
                           row.objectID.entity.isKind(of: destination) else { return }
                     currentRows.append(row)
                 }
@@ -129,6 +134,7 @@ extension SQLiteStore {
     /// sources are under a quarter of the source table's rows, judged by its largest `Z_PK`.
     /// The members come in primary-key order, as the `IN` reads give them.
     private func prefetchByScan(sourceKeys: [Int64], sourceByKey: [Int64: ManagedObjectID], relationship: RelationshipDescription,
+                                knownInverse: RelationshipDescription?,
                                 destination: EntityDescription, destinationTable: SQLiteSchema.Table,
                                 sourceTable: SQLiteSchema.Table, sourceColumn: String) throws -> [ManagedObjectID: [RowSnapshot]]? {
         guard sourceKeys.count >= 64 else { return nil }
@@ -146,6 +152,11 @@ extension SQLiteStore {
                 sourceByPosition.append(sourceByKey[key])
             }
             var buckets = [[RowSnapshot]](repeating: [], count: sourceKeys.count)
+            // A source's bucket is made at its first row with room for the average share of the
+            // destination table (its largest key over the sources, at most 16), rather than grown
+            // from empty through four or five reallocations; buckets live only for this call.
+            let destinationKeys = connection.planningInt64("SELECT MAX(\"Z_PK\") FROM \(SQLiteSchema.quote(destinationTable.name))") ?? 0
+            let share = Int(min(max(destinationKeys, 0) / Int64(max(sourceKeys.count, 1)) + 1, 16))
             let sourceIndex = Int32(3 + destinationTable.columns.count)
             let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(SQLiteSchema.quote(destinationTable.name)) AS \"t0\" WHERE \(sourceColumn) IS NOT NULL ORDER BY \"t0\".\"Z_PK\""
             try connection.cachedStatement(sql).forEachRow { statement in
@@ -153,8 +164,10 @@ extension SQLiteStore {
                 guard key >= 0 && key < Int64(positionByKey.count) else { return }
                 let position = Int(positionByKey[Int(key)])
                 guard position >= 0 else { return }
-                guard let row = decodeRow(statement, knownDestination: sourceByPosition[position]),
+                guard let row = decodeRow(statement, knownDestination: sourceByPosition[position],
+                                            knownInverse: knownInverse),
                       row.objectID.entity.isKind(of: destination) else { return }
+                if buckets[position].capacity == 0 { buckets[position].reserveCapacity(share) }
                 buckets[position].append(row)
             }
             var result: [ManagedObjectID: [RowSnapshot]] = [:]

@@ -14,8 +14,14 @@ extension SQLiteStore {
     /// `knownDestination`, when the caller knows the object most rows point to (the source of a
     /// prefetched to-many relationship), is reused as a to-one slot's ID when it names the same
     /// row, rather than allocating an equal ID per row.
+    ///
+    /// `knownInverse`, given with `knownDestination`, is the to-one relationship whose slot
+    /// names it (the inverse of the prefetched relationship): when its table has no entity
+    /// column (its destination has no subentities), a key equal to `knownDestination`'s is that
+    /// object, with no look at the relationship's destination entity (a weak reference loaded
+    /// and released per row).
     func decodeRow(_ statement: SQLiteStatement, knownID: ManagedObjectID? = nil,
-                   knownDestination: ManagedObjectID? = nil) -> RowSnapshot? {
+                   knownDestination: ManagedObjectID? = nil, knownInverse: RelationshipDescription? = nil) -> RowSnapshot? {
         let number = Int(statement.int64(1))
         return schema.layoutsByNumber.withUnsafeBufferPointer { layouts -> RowSnapshot? in
             guard number >= 0 && number < layouts.count else { return nil }
@@ -28,7 +34,7 @@ extension SQLiteStore {
             var values: [StoreValue] = []
             values.reserveCapacity(slotColumns.count)
             slotColumns.withUnsafeBufferPointer { slots in
-                for slot in slots { values.append(decodeSlot(statement, slot, knownDestination)) }
+                for slot in slots { values.append(decodeSlot(statement, slot, knownDestination, knownInverse)) }
             }
             let primaryKey = statement.int64(0)
             let id: ManagedObjectID
@@ -44,7 +50,7 @@ extension SQLiteStore {
     /// The value of one slot of the row the statement is on (see ``decodeRow(_:knownID:knownDestination:)``).
     @inline(__always)
     private func decodeSlot(_ statement: SQLiteStatement, _ slot: SQLiteSchema.SlotColumn,
-                            _ knownDestination: ManagedObjectID?) -> StoreValue {
+                            _ knownDestination: ManagedObjectID?, _ knownInverse: RelationshipDescription?) -> StoreValue {
         switch slot {
         case .none:
             return .null
@@ -62,6 +68,9 @@ extension SQLiteStore {
             let column = Int32(index + 3)
             let key = statement.int64(column)
             if key == 0 && statement.isNull(column) { return .null }
+            if entityIndex == nil, let knownDestination, knownDestination.primaryKey == key, relationship === knownInverse {
+                return .object(knownDestination)
+            }
             var destination = relationship.destinationEntity
             if let entityIndex, !statement.isNull(Int32(entityIndex + 3)) {
                 destination = schema.entitiesByNumber[Int(statement.int64(Int32(entityIndex + 3)))] ?? destination
