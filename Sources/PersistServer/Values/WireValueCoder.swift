@@ -118,7 +118,8 @@ public enum WireValueCoder {
     ///   `not_found` for a relationship naming an object that does not exist.
     public static func decode(_ json: JSON, for property: PropertyDescription, of entity: EntityDescription,
                               in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws(WireError) -> Any? {
-        let key = "\(entity.name).\(property.name)"
+        // Built only when a message needs it: a value that decodes costs no string.
+        var key: String { "\(entity.name).\(property.name)" }
         if let relationship = property as? RelationshipDescription {
             if json == .null { return relationship.isToMany ? [ManagedObject]() : nil }
             if relationship.isToMany {
