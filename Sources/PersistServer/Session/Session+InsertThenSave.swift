@@ -25,7 +25,8 @@ extension Session {
         } catch {
             return [.failure(id: insert.id, error: error), Self.reply(save) { () throws(WireError) in try self.save(save.body) }]
         }
-        let encoded = WireValueCoder.encode(object, properties: nil)
+        // The ID is filled in below, once it is the permanent one.
+        let encoded = WireValueCoder.encode(object, properties: nil, id: "")
         let saveReply = Self.reply(save) { () throws(WireError) in try self.save(save.body) }
         if object.objectID.isTemporaryID {
             // The save failed (or did not include the object): the insert takes its ID now.
