@@ -166,7 +166,7 @@ public final class Session: Sendable {
 
     /// The replies to the reads `requests`, in order; on `readContext`'s queue.
     private func answer(_ requests: [WireRequest], in readContext: ManagedObjectContext) -> [WireReply] {
-        if requests.count > 1 { preloadObjects(of: requests, in: readContext) }
+        if requests.count > 1 || Self.namesSeveralObjects(requests[0]) { preloadObjects(of: requests, in: readContext) }
         return requests.map { request in
             if requests.count > 1 {
                 // A single request was logged and checked by handle(_:completion:).
@@ -177,6 +177,13 @@ public final class Session: Sendable {
             }
             return Self.reply(request) { () throws(WireError) in try self.readOp(request, in: readContext) }
         }
+    }
+
+    /// Whether `request` is a `get` of more than one ID (whose objects are then loaded with
+    /// one store call, as for a batch, rather than one by one).
+    private static func namesSeveralObjects(_ request: WireRequest) -> Bool {
+        guard request.op == "get", case .array(let values)? = request.body["ids"] else { return false }
+        return values.count > 1
     }
 
     /// Loads the objects every `get` of `requests` names with one store call, so each `get` then
