@@ -317,6 +317,7 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
             if count < 0 { return close() } // EPIPE, ECONNRESET: the client is gone.
             outputStart += count
             lastWrite = .now()
+            loop.noteOutput()
         }
         output.removeAll(keepingCapacity: output.count < 1 << 20)
         outputStart = 0

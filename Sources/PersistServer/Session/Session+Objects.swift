@@ -4,6 +4,19 @@ extension Session {
     /// `insert {entity, values}` → `{"object":{…}}`. The object gets its permanent ID at once,
     /// so the ID returned is the one it keeps after `save`.
     func insert(_ body: JSON) throws(WireError) -> JSON {
+        let object = try insertedObject(body)
+        do {
+            try context.obtainPermanentIDs(for: [object])
+        } catch {
+            context.delete(object)
+            throw WireError(persistenceError: error)
+        }
+        return .object(["object": WireValueCoder.encode(object, properties: nil)])
+    }
+
+    /// The object `insert {entity, values}` creates, with its values set and a temporary ID;
+    /// on failure nothing of it is left in the context.
+    func insertedObject(_ body: JSON) throws(WireError) -> ManagedObject {
         let fields = RequestFields(body, op: "insert")
         let entity = try fields.entity(in: state.container.managedObjectModel)
         guard !entity.isAbstract else {
@@ -14,12 +27,11 @@ extension Session {
         let object = ManagedObject(entity: entity, insertInto: context)
         do {
             for (name, value) in values { try object.setCheckedValue(value, forKey: name) }
-            try context.obtainPermanentIDs(for: [object])
         } catch {
             context.delete(object)
             throw WireError(persistenceError: error)
         }
-        return .object(["object": WireValueCoder.encode(object, properties: nil)])
+        return object
     }
 
     /// `update {object, version?, values}` → `{"object":{…}}`. With `version`, the update is

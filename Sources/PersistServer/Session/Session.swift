@@ -119,13 +119,22 @@ public final class Session: Sendable {
     private func write(_ requests: [WireRequest], completion: @escaping @Sendable ([WireReply]) -> Void) {
         let context = self.context
         context.perform { [self] in
-            completion(requests.map { request in
-                Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
-                guard state.policy.allows(peer, op: request.op) else {
-                    return .failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op))
+            var replies: [WireReply] = []
+            replies.reserveCapacity(requests.count)
+            var index = 0
+            while index < requests.count {
+                let request = requests[index]
+                // An insert saved at once shares the save's transaction (Session+InsertThenSave.swift).
+                if request.op == "insert", index + 1 < requests.count, requests[index + 1].op == "save" {
+                    replies.append(contentsOf: insertThenSave(request, requests[index + 1]))
+                    index += 2
+                    continue
                 }
-                return Self.reply(request) { () throws(WireError) in try self.writeOp(request) }
-            })
+                Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
+                replies.append(checkedWriteReply(request))
+                index += 1
+            }
+            completion(replies)
         }
     }
 
@@ -157,7 +166,7 @@ public final class Session: Sendable {
 
     /// The replies to the reads `requests`, in order; on `readContext`'s queue.
     private func answer(_ requests: [WireRequest], in readContext: ManagedObjectContext) -> [WireReply] {
-        if requests.count > 1 { preloadObjects(of: requests, in: readContext) }
+        if requests.count > 1 || Self.namesSeveralObjects(requests[0]) { preloadObjects(of: requests, in: readContext) }
         return requests.map { request in
             if requests.count > 1 {
                 // A single request was logged and checked by handle(_:completion:).
@@ -168,6 +177,13 @@ public final class Session: Sendable {
             }
             return Self.reply(request) { () throws(WireError) in try self.readOp(request, in: readContext) }
         }
+    }
+
+    /// Whether `request` is a `get` of more than one ID (whose objects are then loaded with
+    /// one store call, as for a batch, rather than one by one).
+    private static func namesSeveralObjects(_ request: WireRequest) -> Bool {
+        guard request.op == "get", case .array(let values)? = request.body["ids"] else { return false }
+        return values.count > 1
     }
 
     /// Loads the objects every `get` of `requests` names with one store call, so each `get` then
@@ -210,7 +226,7 @@ public final class Session: Sendable {
         }
     }
 
-    private func writeOp(_ request: WireRequest) throws(WireError) -> JSON {
+    func writeOp(_ request: WireRequest) throws(WireError) -> JSON {
         switch request.op {
         case "save": return try save(request.body)
         case "configure": return try configure(request.body)

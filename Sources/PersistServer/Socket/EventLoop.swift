@@ -26,6 +26,9 @@ final class EventLoop: @unchecked Sendable {
     private var handlers: [UInt64: any EventLoopHandler] = [:]
     private var nextToken: UInt64 = 1
     private var isStopping = false
+    /// A handler or task wrote something to a client since the loop last looked (see
+    /// ``noteOutput()``); on the loop's thread.
+    private var wroteOutput = false
     /// The most events one wait takes.
     private static let eventsPerWait = 256
 
@@ -83,10 +86,20 @@ final class EventLoop: @unchecked Sendable {
         handlers[token] = nil
     }
 
-    /// Polls without sleeping this many times after the last event before blocking in
+    /// Tells the loop that a reply (or event) was just written to a client, which usually
+    /// answers with its next request within microseconds: the loop polls for it before it
+    /// sleeps. On the loop's thread.
+    func noteOutput() {
+        wroteOutput = true
+    }
+
+    /// Polls without sleeping this many times after the last reply written before blocking in
     /// `epoll_wait`: a client answered at once usually sends its next request within
     /// microseconds, and catching it awake saves two thread wake-ups per request (which cost
-    /// most when the client runs on another processor).
+    /// most when the client runs on another processor). After events that wrote nothing (a
+    /// write handed to its context, whose reply comes back from that thread much later, or
+    /// part of a line) the loop sleeps at once: polling then would only take a processor from
+    /// the thread doing the work, and the reply's task wakes the loop anyway.
     private static let pollsBeforeSleeping = 50
 
     private func run() {
@@ -97,7 +110,14 @@ final class EventLoop: @unchecked Sendable {
                 handler.handle(event.events)
             }
             runTasks()
-            idlePolls = count > 0 ? 0 : idlePolls + 1
+            if wroteOutput {
+                wroteOutput = false
+                idlePolls = 0
+            } else if count > 0 {
+                idlePolls = Self.pollsBeforeSleeping
+            } else {
+                idlePolls += 1
+            }
         }
     }
 

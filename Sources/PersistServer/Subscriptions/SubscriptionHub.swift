@@ -40,6 +40,10 @@ final class SubscriptionHub: @unchecked Sendable {
     private var timer: (any DispatchSourceTimer)?
     private let observers = Locked<[any NSObjectProtocol]>([])
     private let kickPending = Locked(false)
+    /// Subscriptions live or being created (counted before the new one reads the current
+    /// token, so a commit after that token always kicks). With none, a commit needs no read
+    /// of the history: a later subscription starts from the token current when it is made.
+    private let liveSubscriptions = Locked(0)
 
     /// Creates the hub for `container`'s store; it does nothing until ``start()``.
     init(container: PersistentContainer) {
@@ -80,7 +84,7 @@ final class SubscriptionHub: @unchecked Sendable {
             timer = nil
             for observer in observers.withLock({ $0 }) { NotificationCenter.default.removeObserver(observer) }
             observers.withLock { $0 = [] }
-            subscriptions = []
+            removeSubscriptions { _ in true }
             completion()
         }
     }
@@ -88,7 +92,7 @@ final class SubscriptionHub: @unchecked Sendable {
     /// Something was committed: reads the history soon. Calls arriving while a read is
     /// already queued are merged into it.
     func kick() {
-        guard isAvailable else { return }
+        guard isAvailable, liveSubscriptions.withLock({ $0 }) > 0 else { return }
         let first = kickPending.withLock { pending in
             defer { pending = true }
             return !pending
@@ -104,12 +108,14 @@ final class SubscriptionHub: @unchecked Sendable {
     /// `completion` runs on the hub's queue, before any event of the subscription is sent.
     func subscribe(entity: EntityDescription, predicate: FetchPredicate?, sort: [FetchSortDescriptor]?, properties: [String]?,
                    outbox: SessionOutbox, completion: @escaping @Sendable (Result<JSON, WireError>) -> Void) {
+        liveSubscriptions.withLock { $0 += 1 }
         queue.async { [self] in
             if isStale || subscriptions.isEmpty {
                 do {
                     token = try coordinator.currentPersistentHistoryTokens().values.first ?? token
                     isStale = false
                 } catch {
+                    liveSubscriptions.withLock { $0 -= 1 }
                     return completion(.failure(WireError(persistenceError: error)))
                 }
             } else {
@@ -126,6 +132,7 @@ final class SubscriptionHub: @unchecked Sendable {
                     return try subscription.initialObjects(in: context)
                 }
             } catch {
+                liveSubscriptions.withLock { $0 -= 1 }
                 return completion(.failure(WireError(persistenceError: error)))
             }
             subscription.position = token?.transactionNumber ?? 0
@@ -143,7 +150,7 @@ final class SubscriptionHub: @unchecked Sendable {
     /// No event of it is written after this returns.
     func unsubscribe(_ subscription: String, outbox: SessionOutbox) -> Bool {
         guard outbox.remove(subscription) else { return false }
-        queue.async { [self] in subscriptions.removeAll { $0.id == subscription } }
+        queue.async { [self] in removeSubscriptions { $0.id == subscription } }
         return true
     }
 
@@ -151,7 +158,15 @@ final class SubscriptionHub: @unchecked Sendable {
     func unsubscribeAll(_ outbox: SessionOutbox) {
         let ids = Set(outbox.removeAll())
         guard !ids.isEmpty else { return }
-        queue.async { [self] in subscriptions.removeAll { ids.contains($0.id) } }
+        queue.async { [self] in removeSubscriptions { ids.contains($0.id) } }
+    }
+
+    /// Removes the subscriptions `matching` says; on `queue`.
+    private func removeSubscriptions(_ matching: (Subscription) -> Bool) {
+        let before = subscriptions.count
+        subscriptions.removeAll(where: matching)
+        let removed = before - subscriptions.count
+        if removed > 0 { liveSubscriptions.withLock { $0 -= removed } }
     }
 
     /// Processes every transaction after `token`, in order; on `queue`.

@@ -23,6 +23,12 @@ public enum WireValueCoder {
     /// (all when `nil`). `version` is ``ManagedObject/storeVersion``: the stored version the
     /// values are based on, 0 for an object not saved yet.
     public static func encode(_ object: ManagedObject, properties: [String]?) -> JSON {
+        encode(object, properties: properties, id: WireObjectID.format(object.objectID))
+    }
+
+    /// ``encode(_:properties:)`` with `id` as the object's ID text (for a reply whose ID is
+    /// filled in later, without formatting a temporary ID first).
+    static func encode(_ object: ManagedObject, properties: [String]?, id: String) -> JSON {
         let entity = object.entity
         var members: [JSON.Member] = []
         for property in entity.allProperties where !property.isTransient {
@@ -30,7 +36,7 @@ public enum WireValueCoder {
             members.append(JSON.Member(property.name, value(of: object, property: property)))
         }
         return .object([
-            "id": .string(WireObjectID.format(object.objectID)),
+            "id": .string(id),
             "entity": .string(entity.name),
             "version": .integer(object.storeVersion),
             "values": .object(members),
@@ -118,7 +124,8 @@ public enum WireValueCoder {
     ///   `not_found` for a relationship naming an object that does not exist.
     public static func decode(_ json: JSON, for property: PropertyDescription, of entity: EntityDescription,
                               in context: ManagedObjectContext, coordinator: PersistentStoreCoordinator) throws(WireError) -> Any? {
-        let key = "\(entity.name).\(property.name)"
+        // Built only when a message needs it: a value that decodes costs no string.
+        var key: String { "\(entity.name).\(property.name)" }
         if let relationship = property as? RelationshipDescription {
             if json == .null { return relationship.isToMany ? [ManagedObject]() : nil }
             if relationship.isToMany {

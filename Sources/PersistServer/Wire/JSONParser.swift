@@ -79,6 +79,9 @@ public struct JSONParser {
         if depth > Self.maximumDepth { throw error("JSON nested deeper than \(Self.maximumDepth) levels") }
     }
 
+    /// Up to this many members, an object's keys are checked for duplicates without a set.
+    private static let keysScannedLinearly = 16
+
     private mutating func parseObject() throws(SyntaxError) -> JSON {
         try enter()
         index += 1
@@ -91,13 +94,22 @@ public struct JSONParser {
         }
         // Duplicate keys are refused, not resolved: which one a reader keeps differs between
         // parsers, so a repeated key is a way to smuggle a value past a check (RFC 8259 §4).
-        var keys = Set<String>()
+        // Small objects (the usual request) are checked by comparing with the keys so far, which
+        // costs less than hashing every key; a set takes over past `Self.keysScannedLinearly`.
+        var keys: Set<String> = []
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key") }
             let keyStart = index
             let key = try parseString()
-            guard keys.insert(key).inserted else {
+            let isNew: Bool
+            if members.count < Self.keysScannedLinearly {
+                isNew = !members.contains { $0.key == key }
+            } else {
+                if keys.isEmpty { keys = Set(members.map(\.key)) }
+                isNew = keys.insert(key).inserted
+            }
+            guard isNew else {
                 index = keyStart
                 throw error("duplicate key \"\(key)\"")
             }
@@ -139,10 +151,18 @@ public struct JSONParser {
         return .array(elements)
     }
 
+    /// The ASCII bytes `range` of `bytes` as a String (a copy; ASCII is valid UTF-8 as it is).
+    private static func asciiString(_ bytes: [UInt8], _ range: Range<Int>) -> String {
+        bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+    }
+
     private mutating func parseString() throws(SyntaxError) -> String {
         index += 1 // opening quote
         var scalars = String.UnicodeScalarView()
         var runStart = index
+        // Whether the bytes since `runStart` are all ASCII: such a run needs no UTF-8
+        // validation, and is made into a String by a plain copy.
+        var runIsASCII = true
         func flushRun(_ parser: JSONParser, upTo end: Int) throws(SyntaxError) {
             guard runStart < end else { return }
             guard let run = String(validating: parser.bytes[runStart..<end], as: UTF8.self) else {
@@ -155,6 +175,11 @@ public struct JSONParser {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 if scalars.isEmpty {
+                    if runIsASCII {
+                        let run = Self.asciiString(bytes, runStart..<index)
+                        index += 1
+                        return run
+                    }
                     // No escape met: the string is the run itself, validated once, not copied scalar by scalar.
                     guard let run = String(validating: bytes[runStart..<index], as: UTF8.self) else {
                         throw SyntaxError(offset: runStart, message: "invalid UTF-8 in string")
@@ -167,6 +192,7 @@ public struct JSONParser {
                 return String(scalars)
             }
             if byte < 0x20 { throw error("control character in string") }
+            if byte >= 0x80 { runIsASCII = false }
             if byte != UInt8(ascii: "\\") { index += 1; continue }
             try flushRun(self, upTo: index)
             index += 1
