@@ -35,7 +35,9 @@ public final class EntityDescription: @unchecked Sendable {
         didSet { for sub in subentities { sub.superentity = self } }
     }
     /// The entity this one inherits from, if any.
-    public internal(set) weak var superentity: EntityDescription?
+    // Unowned, not weak, as `PropertyDescription.entity` (see there): the superentity is in the
+    // same model, which holds every entity.
+    public internal(set) unowned var superentity: EntityDescription?
     /// The name of the superentity, used by loaders until the model is frozen.
     public var superentityName: String?
 

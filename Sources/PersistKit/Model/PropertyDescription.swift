@@ -26,7 +26,13 @@ public class PropertyDescription: @unchecked Sendable {
     public var isIndexed: Bool = false
 
     /// The entity that declares this property.
-    public internal(set) weak var entity: EntityDescription?
+    ///
+    /// The entity holds its properties, so this back reference must not hold the entity. It is
+    /// `unowned` rather than `weak`: a weak reference to an object gives it a side table, and
+    /// every retain and release of that object then takes the runtime's slow path. Entities are
+    /// retained and released with every object and ID made of them (several times per fetched
+    /// row). Reading it after the entity is gone (a property kept beyond its model) traps.
+    public internal(set) unowned var entity: EntityDescription?
 
     init(name: String) {
         self.name = name

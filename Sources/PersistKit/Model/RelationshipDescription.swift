@@ -20,9 +20,13 @@ public final class RelationshipDescription: PropertyDescription, @unchecked Send
     public var isOrdered: Bool = false
 
     /// The destination entity; `nil` only before the model is frozen.
-    public internal(set) weak var destinationEntity: EntityDescription?
+    // Unowned, not weak, as `PropertyDescription.entity` (see there): the destination is in the
+    // same model, which holds every entity.
+    public internal(set) unowned var destinationEntity: EntityDescription?
     /// The inverse relationship; `nil` when there is none or before the model is frozen.
-    public internal(set) weak var inverseRelationship: RelationshipDescription?
+    // Unowned, not weak, as `PropertyDescription.entity` (see there): the inverse belongs to an
+    // entity of the same model.
+    public internal(set) unowned var inverseRelationship: RelationshipDescription?
 
     /// Whether the relationship holds a set (or ordered set) rather than one object.
     public var isToMany: Bool {

@@ -18,7 +18,7 @@ extension SQLiteStore {
     /// `knownInverse`, given with `knownDestination`, is the to-one relationship whose slot
     /// names it (the inverse of the prefetched relationship): when its table has no entity
     /// column (its destination has no subentities), a key equal to `knownDestination`'s is that
-    /// object, with no look at the relationship's destination entity (a weak reference loaded
+    /// object, with no look at the relationship's destination entity (a reference loaded
     /// and released per row).
     func decodeRow(_ statement: SQLiteStatement, knownID: ManagedObjectID? = nil,
                    knownDestination: ManagedObjectID? = nil, knownInverse: RelationshipDescription? = nil) -> RowSnapshot? {
