@@ -12,7 +12,9 @@ public final class EntityDescription: @unchecked Sendable {
     /// The name of the Swift class instances are made from, as written in the model.
     public var managedObjectClassName: String?
     /// The class instances are made from: ``ManagedObject`` unless a subclass is registered.
-    public var managedObjectClass: ManagedObject.Type = ManagedObject.self
+    // No dynamic exclusivity checks: read for every new object and fault, written only before
+    // the model is frozen (above).
+    @exclusivity(unchecked) public var managedObjectClass: ManagedObject.Type = ManagedObject.self
     /// Whether the entity may have no instances of its own, only of sub-entities.
     public var isAbstract: Bool = false
     /// The properties this entity declares (not those it inherits).
