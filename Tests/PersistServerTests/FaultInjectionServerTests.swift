@@ -11,26 +11,13 @@ import Testing
 /// writes everything (docs/RELIABILITY.md).
 @Suite("Fault injection: the server keeps serving")
 struct FaultInjectionServerTests {
-    /// A container like persistd's (history tracking, remote change notifications) on a store
-    /// in `directory`, through the fault VFS, with synchronous=FULL so commits sync.
+    /// A container like persistd's on a store in `directory`, through the fault VFS, with
+    /// synchronous=FULL so commits sync.
     static func state(directory: URL) throws -> ServerState {
-        let (model, loaded) = try StoreMigration.load(modelPath: DaemonHarness.modelPath)
-        let container = PersistentContainer(name: "Beers", managedObjectModel: model)
-        var description = PersistentStoreDescription(url: directory.appendingPathComponent("store.sqlite"))
-        description.options = loaded
-        description.options.persistentHistoryTracking = true
-        description.options.remoteChangeNotificationPost = true
-        description.options.sqlitePragmas = ["synchronous": "FULL"]
-        description.options.sqliteVFSName = PERSIST_FAULT_VFS_NAME
-        container.persistentStoreDescriptions = [description]
-        var loadError: (any Error)?
-        container.loadPersistentStores { _, error in loadError = error }
-        if let loadError { throw loadError }
-        container.viewContext.automaticallyMergesChangesFromParent = true
-        let configuration = ServerConfiguration(modelPath: DaemonHarness.modelPath,
-                                                storePath: directory.appendingPathComponent("store.sqlite").path,
-                                                socketPath: directory.appendingPathComponent("unused.sock").path)
-        return try ServerState(container: container, configuration: configuration)
+        try InProcessServerState.make(directory: directory) { options in
+            options.sqlitePragmas = ["synchronous": "FULL"]
+            options.sqliteVFSName = PERSIST_FAULT_VFS_NAME
+        }
     }
 
     /// Sends one request to `session` and waits for its reply.

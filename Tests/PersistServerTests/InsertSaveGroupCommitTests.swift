@@ -11,32 +11,12 @@ import Testing
 /// transactions, each is answered once, and all are durable and readable from other sessions.
 @Suite("Insert and save: one transaction, shared by concurrent sessions")
 struct InsertSaveGroupCommitTests {
-    /// A container like persistd's (history tracking, the view context merging every save) on
-    /// a new store in `directory`.
-    static func state(directory: URL) throws -> ServerState {
-        let (model, loaded) = try StoreMigration.load(modelPath: DaemonHarness.modelPath)
-        let container = PersistentContainer(name: "Beers", managedObjectModel: model)
-        var description = PersistentStoreDescription(url: directory.appendingPathComponent("store.sqlite"))
-        description.options = loaded
-        description.options.persistentHistoryTracking = true
-        description.options.remoteChangeNotificationPost = true
-        container.persistentStoreDescriptions = [description]
-        var loadError: (any Error)?
-        container.loadPersistentStores { _, error in loadError = error }
-        if let loadError { throw loadError }
-        container.viewContext.automaticallyMergesChangesFromParent = true
-        let configuration = ServerConfiguration(modelPath: DaemonHarness.modelPath,
-                                                storePath: directory.appendingPathComponent("store.sqlite").path,
-                                                socketPath: directory.appendingPathComponent("unused.sock").path)
-        return try ServerState(container: container, configuration: configuration)
-    }
-
     /// Runs `body` with a server state on a new store in a temporary directory.
     static func withState(_ body: (ServerState, SQLiteStore) throws -> Void) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("persistd-insert-save-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let state = try state(directory: directory)
+        let state = try InProcessServerState.make(directory: directory)
         let store = try #require(state.store as? SQLiteStore)
         try body(state, store)
     }
