@@ -20,24 +20,6 @@ struct FaultInjectionServerTests {
         }
     }
 
-    /// Sends one request to `session` and waits for its reply.
-    static func ask(_ session: Session, _ op: String, _ body: JSON = [:]) -> JSON {
-        let reply = Locked<JSON?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        session.handle(WireRequest(id: 1, op: op, body: body)) { answer in
-            reply.withLock { $0 = answer.json }
-            done.signal()
-        }
-        done.wait()
-        return reply.withLock { $0 } ?? nil
-    }
-
-    static func result(_ session: Session, _ op: String, _ body: JSON = [:]) throws -> JSON {
-        let reply = ask(session, op, body)
-        guard reply["ok"] == .bool(true), let result = reply["result"] else { throw HarnessError("\(op): error reply \(reply.encoded)") }
-        return result
-    }
-
     @Test("a save failed by a write error, an fsync error or a full disk is a clear error; the session and others go on",
           .timeLimit(.minutes(1)))
     func keepsServing() throws {
@@ -52,14 +34,14 @@ struct FaultInjectionServerTests {
         let root = PeerCredentials(processID: getpid(), userID: 0, groupID: 0)
         let session = Session(state: state, peer: root, name: "faulty")
 
-        let brewery = try Self.result(session, "insert", ["entity": "Brewery", "values": ["name": "Brasserie"]])["object"]?.string("id") ?? ""
+        let brewery = try InProcessServerState.result(session, "insert", ["entity": "Brewery", "values": ["name": "Brasserie"]])["object"]?.string("id") ?? ""
         var beers: [String] = []
         for index in 0..<7 {
-            beers.append(try Self.result(session, "insert", ["entity": "Beer", "values": [
+            beers.append(try InProcessServerState.result(session, "insert", ["entity": "Beer", "values": [
                 "name": .string("beer \(index)"), "uuid": .string(UUID().uuidString), "brewery": .string(brewery),
             ]])["object"]?.string("id") ?? "")
         }
-        #expect(try Self.result(session, "save") == ["inserted": 8, "updated": 0, "deleted": 0])
+        #expect(try InProcessServerState.result(session, "save") == ["inserted": 8, "updated": 0, "deleted": 0])
 
         let faults: [(kind: Int32, code: Int32, persistent: Int32, named: String)] = [
             (Int32(PERSIST_FAULT_WRITE), 10 | (3 << 8), 0, "disk I/O error (SQLITE_IOERR_WRITE)"),
@@ -68,34 +50,34 @@ struct FaultInjectionServerTests {
         ]
         for (round, fault) in faults.enumerated() {
             // A change of inserts, updates, deletes and relationships, then its save fails.
-            let tag = try Self.result(session, "insert", ["entity": "Tag", "values": [
+            let tag = try InProcessServerState.result(session, "insert", ["entity": "Tag", "values": [
                 "name": .string("tag \(round)"), "beers": [.string(beers[round])],
             ]])["object"]?.string("id") ?? ""
-            _ = try Self.result(session, "update", ["object": .string(beers[round]), "values": ["abv": .double(6.5 + Double(round))]])
-            _ = try Self.result(session, "delete", ["object": .string(beers[4 + round])])
+            _ = try InProcessServerState.result(session, "update", ["object": .string(beers[round]), "values": ["abv": .double(6.5 + Double(round))]])
+            _ = try InProcessServerState.result(session, "delete", ["object": .string(beers[4 + round])])
             persist_fault_arm(scope, fault.kind, 1, fault.code, fault.persistent)
-            let failed = Self.ask(session, "save")
+            let failed = InProcessServerState.ask(session, "save")
             persist_fault_disarm(scope)
             #expect(failed["ok"] == false)
             #expect(failed["error"]?.string("code") == "internal")
             #expect(failed["error"]?.string("message") == "saving to the store failed: \(fault.named)", "\(failed.encoded)")
             // The same session is served, with its changes still pending; so is a new one.
-            #expect(try Self.result(session, "ping") == ["pong": true])
-            #expect(try Self.result(session, "get", ["ids": [.string(tag)], "properties": ["name"]])["objects"]?.arrayValue?.count == 1)
+            #expect(try InProcessServerState.result(session, "ping") == ["pong": true])
+            #expect(try InProcessServerState.result(session, "get", ["ids": [.string(tag)], "properties": ["name"]])["objects"]?.arrayValue?.count == 1)
             let other = Session(state: state, peer: root, name: "other \(round)")
-            #expect(Self.ask(other, "get", ["ids": [.string(tag)]])["error"]?.string("code") == "not_found")
-            #expect(try Self.result(other, "count", ["entity": "Tag"]) == ["count": .integer(Int64(round))])
+            #expect(InProcessServerState.ask(other, "get", ["ids": [.string(tag)]])["error"]?.string("code") == "not_found")
+            #expect(try InProcessServerState.result(other, "count", ["entity": "Tag"]) == ["count": .integer(Int64(round))])
             // The next save writes everything.
-            let saved = try Self.result(session, "save")
+            let saved = try InProcessServerState.result(session, "save")
             #expect(saved["inserted"] == 1 && saved["deleted"] == 1, "\(saved.encoded)")
-            #expect(try Self.result(other, "count", ["entity": "Tag"]) == ["count": .integer(Int64(round + 1))])
-            let beer = try Self.result(other, "get", ["ids": [.string(beers[round])]])["objects"]?.arrayValue?.first
+            #expect(try InProcessServerState.result(other, "count", ["entity": "Tag"]) == ["count": .integer(Int64(round + 1))])
+            let beer = try InProcessServerState.result(other, "get", ["ids": [.string(beers[round])]])["objects"]?.arrayValue?.first
             #expect(beer?["values"]?["abv"] == .double(6.5 + Double(round)))
             #expect(beer?["values"]?["tags"] == [.string(tag)])
             other.close {}
         }
         #expect(persist_fault_injected(scope) == 3)
-        #expect(try Self.result(session, "count", ["entity": "Beer"]) == ["count": 4])
+        #expect(try InProcessServerState.result(session, "count", ["entity": "Beer"]) == ["count": 4])
         session.close {}
     }
 }

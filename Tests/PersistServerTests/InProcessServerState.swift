@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import PersistKit
 @testable import PersistServer
@@ -25,5 +26,24 @@ enum InProcessServerState {
                                                 storePath: directory.appendingPathComponent("store.sqlite").path,
                                                 socketPath: directory.appendingPathComponent("unused.sock").path)
         return try ServerState(container: container, configuration: configuration)
+    }
+
+    /// Sends one request to `session` and waits for its reply.
+    static func ask(_ session: Session, _ op: String, _ body: JSON = [:]) -> JSON {
+        let reply = Locked<JSON?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        session.handle(WireRequest(id: 1, op: op, body: body)) { answer in
+            reply.withLock { $0 = answer.json }
+            done.signal()
+        }
+        done.wait()
+        return reply.withLock { $0 } ?? nil
+    }
+
+    /// Sends one request to `session` and returns its `result`; throws on an error reply.
+    static func result(_ session: Session, _ op: String, _ body: JSON = [:]) throws -> JSON {
+        let reply = ask(session, op, body)
+        guard reply["ok"] == .bool(true), let result = reply["result"] else { throw HarnessError("\(op): error reply \(reply.encoded)") }
+        return result
     }
 }

@@ -164,8 +164,23 @@ public final class Session: Sendable {
         }
     }
 
+    /// The most objects the view context keeps registered after a read. Past it, the view
+    /// context lets go of every object that has no changes and that nothing holds: all of them,
+    /// since replies hold no objects and the view context has no changes of its own. Reads of many
+    /// objects leave its memory bounded; reads of a few keep them in memory.
+    static let viewContextObjectLimit = 10_000
+
     /// The replies to the reads `requests`, in order; on `readContext`'s queue.
     private func answer(_ requests: [WireRequest], in readContext: ManagedObjectContext) -> [WireReply] {
+        let replies = replies(to: requests, in: readContext)
+        if readContext === state.container.viewContext {
+            readContext.releaseUnreferencedObjects(beyond: Self.viewContextObjectLimit)
+        }
+        return replies
+    }
+
+    /// The replies to the reads `requests`, in order, as ``answer(_:in:)`` returns them.
+    private func replies(to requests: [WireRequest], in readContext: ManagedObjectContext) -> [WireReply] {
         if requests.count > 1 || Self.namesSeveralObjects(requests[0]) { preloadObjects(of: requests, in: readContext) }
         return requests.map { request in
             if requests.count > 1 {
