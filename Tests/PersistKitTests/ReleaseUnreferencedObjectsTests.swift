@@ -10,12 +10,6 @@ struct ReleaseUnreferencedObjectsTests {
     typealias M = ContextTestModel
     typealias S = FetchTestSupport
 
-    /// The object registered under `id`, if any (read from `registeredObjects`, which does not
-    /// register anything, unlike `object(with:)`).
-    private func registered(_ context: ManagedObjectContext, _ id: ManagedObjectID) -> ManagedObject? {
-        context.registeredObjects.first { $0.objectID == id }
-    }
-
     @Test(arguments: S.storeTypes)
     func unheldUnchangedObjectsGoAndTheRestStay(_ type: StoreType) throws {
         let coordinator = try S.coordinator(type)
@@ -46,11 +40,12 @@ struct ReleaseUnreferencedObjectsTests {
             // 20 fetched + 1 inserted; kept: 3 held, 1 changed, 1 deleted, 1 inserted.
             #expect(context.releaseUnreferencedObjects() == 15)
             #expect(context.registeredObjects.count == 6)
-            for (id, object) in zip(heldIDs, held) { #expect(registered(context, id) === object) }
-            #expect(registered(context, changedID)?.value(forKey: "name") as? String == "Renamed")
-            #expect(registered(context, deletedID)?.isDeleted == true)
-            #expect(registered(context, insertedID)?.isInserted == true)
-            #expect(registered(context, releasedID) == nil)
+            for (id, object) in zip(heldIDs, held) { #expect(context.registeredObject(for: id) === object) }
+            #expect(context.registeredObject(for: changedID)?.value(forKey: "name") as? String == "Renamed")
+            #expect(context.registeredObject(for: deletedID)?.isDeleted == true)
+            #expect(context.registeredObject(for: insertedID)?.isInserted == true)
+            #expect(context.registeredObject(for: releasedID) == nil)
+            #expect(context.registeredObjects.count == 6, "registeredObject(for:) registers nothing")
             #expect(context.hasChanges)
 
             // A let-go object's ID reads the store again.

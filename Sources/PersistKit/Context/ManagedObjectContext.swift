@@ -159,6 +159,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     /// The objects registered in the context: every object fetched, inserted or faulted in.
     public var registeredObjects: Set<ManagedObject> { onQueue { Set(registered.values) } }
+    /// The object registered for `objectID`, or `nil` if the context has none; unlike
+    /// ``object(with:)`` it neither registers a fault nor reads the store (Core Data's
+    /// `registeredObject(for:)`).
+    public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? { onQueue { registered[objectID] } }
     /// Objects inserted and not yet saved.
     public var insertedObjects: Set<ManagedObject> { onQueue { Set(insertedByID.values.filter { !$0._isDeleted }) } }
     /// Objects with unsaved changes that are neither inserted nor deleted.
