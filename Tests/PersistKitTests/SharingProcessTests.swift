@@ -172,6 +172,10 @@ struct SharingProcessTests {
             usleep(2_000)
         }
         #expect(merged, "the view context did not see the remote change within 1 s")
+        // The merge is scheduled on the view context before the notification is posted from
+        // the observer's thread, so the merged value may be seen first: wait for the post too.
+        let noticeDeadline = ContinuousClock.now + .seconds(1)
+        while tokens.withLock({ $0.isEmpty }) && ContinuousClock.now < noticeDeadline { usleep(2_000) }
         #expect(tokens.withLock { $0.map(\.transactionNumber) } == [2])
         // Latency: from the commit (the transaction's timestamp, taken just before COMMIT in
         // the other process) to the notification, posted after the merge was scheduled.
