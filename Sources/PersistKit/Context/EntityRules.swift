@@ -28,6 +28,9 @@ final class EntityRules: Sendable {
     let onlyRequiredSlots: [Int]?
     /// The entity's uniqueness constraints with its superentities' (checked at every save).
     let uniquenessConstraints: [[String]]
+    /// Whether a slot is a to-one relationship: whether an object's values can name another
+    /// object (what saves look for when new objects' temporary IDs are replaced).
+    let hasToOne: Bool
 
     init(_ entity: EntityDescription) {
         defaults = entity.slots.map { ($0 as? AttributeDescription)?.defaultValue ?? .null }
@@ -42,6 +45,7 @@ final class EntityRules: Sendable {
             return isRequired || checked != nil ? Slot(index: index, property: property, isRequired: isRequired, checked: checked) : nil
         }
         uniquenessConstraints = entity.inheritedUniquenessConstraints
+        hasToOne = entity.slots.contains { $0 is RelationshipDescription }
         toMany = entity.allProperties.compactMap { property in
             guard let relationship = property as? RelationshipDescription, relationship.isToMany, !relationship.isTransient else { return nil }
             return relationship

@@ -196,15 +196,18 @@ extension ManagedObject {
     /// per fault cost about a quarter of reading a prefetched object. Anything else asks the
     /// context (``ManagedObjectContext/fulfillFault(_:)``), which does the same with a row at hand.
     func fireFault() {
-        if let row = pendingRow.take() {
-            if faultingBatch != nil { faultingBatch = nil }
-            values = row.values
-            committed = row
-            _isFault = false
-            awakeFromFetch()
-            return
-        }
+        if let row = pendingRow.take() { return fill(with: row) }
         managedObjectContext?.fulfillFault(self) ?? fillWithNulls()
+    }
+
+    /// Turns the fault into an object with `row`'s values, its stored state (the one way a
+    /// fault gets its data, whether from the row at hand or from its context).
+    func fill(with row: consuming RowSnapshot) {
+        if faultingBatch != nil { faultingBatch = nil }
+        values = row.values
+        committed = row
+        _isFault = false
+        awakeFromFetch()
     }
 
     func fillWithNulls() {

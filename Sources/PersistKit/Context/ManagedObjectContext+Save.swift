@@ -115,52 +115,28 @@ extension ManagedObjectContext {
             guard parent == nil else {
                 throw PersistenceError(.persistentStoreOperation, "a child context cannot obtain permanent IDs; save to the root context first")
             }
-            var map: [ManagedObjectID: ManagedObjectID] = [:]
+            var objects: [ManagedObject] = []
+            var assigned: [ManagedObjectID?] = []
             let byEntity = Dictionary(grouping: temporary) { ObjectIdentifier($0.entity) }
             for group in byEntity.values {
                 let entity = group[0].entity
                 let store = try rootStore(for: entity)
                 let keys = try store.allocatePrimaryKeys(for: entity, count: group.count)
                 for (object, key) in zip(group, keys) {
-                    map[object.objectID] = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key)
+                    objects.append(object)
+                    assigned.append(ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key))
                 }
             }
-            remapIDs(map)
+            remapIDs(of: objects, to: assigned)
         }
     }
 
-    /// Replaces temporary IDs by permanent ones in the registry and in every changed object.
-    func remapIDs(_ map: [ManagedObjectID: ManagedObjectID]) {
-        guard !map.isEmpty else { return }
-        if map.count * 4 < registered.count {
-            for (old, new) in map {
-                guard let object = registered.removeValue(forKey: old) else { continue }
-                object.objectID = new
-                registered[new] = object
-            }
-        } else {
-            // Many IDs (a large insert): building the registry anew costs less than removing
-            // each old key (which moves its neighbours) and adding the new one.
-            var rebuilt: [ManagedObjectID: ManagedObject] = [:]
-            rebuilt.reserveCapacity(registered.count)
-            for (id, object) in registered {
-                if let new = map[id] {
-                    object.objectID = new
-                    rebuilt[new] = object
-                } else {
-                    rebuilt[id] = object
-                }
-            }
-            registered = rebuilt
-        }
-        remapReferences(map)
-    }
-
-    /// Gives `objects` (a save request's inserted rows, in its order) the permanent IDs a store
-    /// assigned them, by position (``InTransactionKeyAssigning/saveAssigningKeys(_:)``): in the
-    /// registry, and in every changed object that points at one. The dictionary from temporary
-    /// to permanent IDs is built only when a changed object can point at another.
-    func remapInserted(_ objects: [ManagedObject], to assigned: [ManagedObjectID?]) {
+    /// Gives `objects` the permanent IDs in `assigned`, by position (`assigned[i]` is the new
+    /// ID of `objects[i]`, `nil` to leave it; as ``InTransactionKeyAssigning/saveAssigningKeys(_:)``
+    /// returns them for a save request's inserted rows): in the registry, and in every changed
+    /// object that points at one. The dictionary from temporary to permanent IDs is built only
+    /// when a changed object can point at another.
+    func remapIDs(of objects: [ManagedObject], to assigned: [ManagedObjectID?]) {
         guard !assigned.isEmpty else { return }
         let needsMap = anyChangedObjectHasReferences()
         var map: [ManagedObjectID: ManagedObjectID] = [:]
@@ -196,7 +172,7 @@ extension ManagedObjectContext {
             if !object.toMany.isEmpty { return true }
             if object.entity !== lastEntity {
                 lastEntity = object.entity
-                hasToOne = object.entity.slots.contains { $0 is RelationshipDescription }
+                hasToOne = EntityRules.of(object.entity).hasToOne
             }
             return hasToOne
         }
@@ -216,7 +192,7 @@ extension ManagedObjectContext {
         func remapReferences(of object: ManagedObject) {
             if object.entity !== lastEntity {
                 lastEntity = object.entity
-                hasToOne = object.entity.slots.contains { $0 is RelationshipDescription }
+                hasToOne = EntityRules.of(object.entity).hasToOne
             }
             if hasToOne {
                 for index in object.values.indices {
@@ -333,7 +309,7 @@ extension ManagedObjectContext {
         for (index, (store, request)) in zip(stores, requests).enumerated() where !request.isEmpty {
             if let assigning = Self.keyAssigning(store) {
                 // The new objects' permanent IDs, valid now that the store committed them.
-                remapInserted(insertedObjects[index], to: try assigning.saveAssigningKeys(request))
+                remapIDs(of: insertedObjects[index], to: try assigning.saveAssigningKeys(request))
             } else {
                 try store.save(request)
             }

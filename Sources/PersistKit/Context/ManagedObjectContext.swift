@@ -268,7 +268,6 @@ public final class ManagedObjectContext: @unchecked Sendable {
         }
     }
 
-
     func registerFault(_ objectID: ManagedObjectID, row: RowSnapshot?) -> ManagedObject {
         let object = makeFault(objectID)
         object.pendingRow = row
@@ -316,15 +315,12 @@ public final class ManagedObjectContext: @unchecked Sendable {
             }
             if row == nil { row = try? loadRow(for: object.objectID) }
         }
-        if object.faultingBatch != nil { object.faultingBatch = nil }
         guard let row else {
+            if object.faultingBatch != nil { object.faultingBatch = nil }
             object.fillWithNulls()
             return
         }
-        object.values = row.values
-        object.committed = row
-        object._isFault = false
-        object.awakeFromFetch()
+        object.fill(with: row)
     }
 
     /// The row of one object from the parent context, or from its store for a root context:
