@@ -23,7 +23,7 @@ public enum BenchCommand {
                             [--seconds S] [--warm-up S] [--entity NAME] [--values JSON] [--objects N]
                             [--echo] [--json]
       --op          get (by object ID), insert (insert + save), ping; default get
-      --clients     connections, each on its own thread (default 1)
+      --clients     connections, all served by one thread (default 1)
       --pipeline    units in flight per connection (default 1: request, wait, repeat)
       --seconds     measured time (default 2), after --warm-up (default 0.2)
       --entity      the entity inserted and read (default: the first of hello's entities)

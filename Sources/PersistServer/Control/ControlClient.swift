@@ -33,6 +33,20 @@ public final class ControlClient {
 
     deinit { close() }
 
+    /// The connected socket, for a caller that waits on several clients with epoll
+    /// (`persistctl bench`); it stays owned by this client.
+    var fileDescriptor: Int32 { descriptor }
+
+    /// Receives the bytes available now into `buffer` without waiting; returns their count,
+    /// 0 at end of stream, `nil` when nothing is there yet. For `persistctl bench`.
+    func receiveAvailable(into buffer: inout [UInt8]) throws(SocketError) -> Int? {
+        let count = retryingOnInterrupt { buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) } }
+        if count == -Int(EAGAIN) || count == -Int(EWOULDBLOCK) { return nil }
+        if count == 0 || count == -Int(ECONNRESET) { return 0 }
+        if count < 0 { throw SocketError("recv", errno: Int32(-count)) }
+        return count
+    }
+
     /// Closes the connection.
     public func close() {
         guard !isClosed else { return }

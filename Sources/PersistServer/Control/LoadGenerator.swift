@@ -4,13 +4,17 @@ import PersistKit
 import Glibc
 #endif
 
-/// The load of `persistctl bench`: `clients` blocking connections, each on its own thread,
-/// each keeping `pipeline` units of work in flight for a fixed time.
+/// The load of `persistctl bench`: `clients` connections served by one thread waiting on all
+/// of them with epoll (as `redis-benchmark` does), each connection keeping `pipeline` units of
+/// work in flight for a fixed time.
 ///
 /// A unit is one or more request lines whose replies end it (a `get`; an `insert` then a
 /// `save`). Lines are prebuilt bytes with only the `id` written per request, so the client
-/// spends as little of the shared CPU as it can, as `redis-benchmark` does. Latency is from
-/// the moment a unit's lines are handed to the kernel to the moment its last reply is read.
+/// spends as little of the shared CPU as it can, as `redis-benchmark` does: one thread, one
+/// `recv` per readable connection and one `send` of the units that refill it, and no thread
+/// per connection (a blocked thread per connection cost a thread wake-up per reply, and
+/// made each reply's reader wake it twice). Latency is from the moment a unit's lines are
+/// handed to the kernel to the moment its last reply is read.
 struct LoadGenerator {
     /// What to send.
     struct Workload: Sendable {
@@ -60,125 +64,130 @@ struct LoadGenerator {
     static func run(_ workload: Workload, _ settings: Settings) throws -> Report {
         var clients: [ControlClient] = []
         for _ in 0..<settings.clients { clients.append(try ControlClient(path: settings.socketPath, timeout: 10)) }
-        let results = Locked<[ClientResult]>([])
+        defer { for client in clients { client.close() } }
+        let epoll = try Epoll(capacity: max(1, min(settings.clients, 1024)))
+        var runners: [ClientRunner] = []
+        for (index, client) in clients.enumerated() {
+            let status = epoll.add(client.fileDescriptor, .readable, token: UInt64(index))
+            guard status == 0 else { throw SocketError("epoll_ctl add", errno: -status) }
+            runners.append(ClientRunner(client: client, index: index, workload: workload, pipeline: settings.pipeline))
+        }
         let start = now() + 50_000_000
         let countFrom = start + UInt64(settings.warmUp * 1e9)
         let deadline = countFrom + UInt64(settings.seconds * 1e9)
-        let done = DispatchGroup()
-        for (index, client) in clients.enumerated() {
-            done.enter()
-            let runner = ClientRunner(client: client, index: index, workload: workload, pipeline: settings.pipeline)
-            let thread = Thread {
-                let result = runner.run(start: start, countFrom: countFrom, deadline: deadline)
-                results.withLock { $0.append(result) }
-                done.leave()
+        while now() < start {}
+        for runner in runners { try runner.refill(now: now(), countFrom: countFrom, deadline: deadline) }
+        var running = runners.count
+        var input = [UInt8](repeating: 0, count: 64 << 10)
+        while running > 0 {
+            var failure: (any Error)?
+            let events = epoll.wait(timeout: 10_000) { event in
+                guard failure == nil, event.token != Epoll.wakeToken else { return }
+                let runner = runners[Int(event.token)]
+                do {
+                    guard try runner.receive(into: &input, countFrom: countFrom, deadline: deadline) else { return }
+                    // Done: nothing in flight after the deadline.
+                    _ = epoll.remove(runner.client.fileDescriptor)
+                    running -= 1
+                } catch {
+                    failure = error
+                }
             }
-            thread.stackSize = 256 << 10
-            thread.start()
+            if let failure { throw failure }
+            if events == 0 { throw SocketError("recv", message: "no reply within 10 s") }
         }
-        done.wait()
-        let all = results.withLock { $0 }
-        if let failure = all.first(where: { $0.failure != nil })?.failure { throw failure }
-        var latencies = all.flatMap(\.latencies)
+        var latencies = runners.flatMap(\.result.latencies)
         latencies.sort()
-        return Report(units: latencies.count, errors: all.reduce(0) { $0 + $1.errors }, seconds: settings.seconds, latencies: latencies)
+        return Report(units: latencies.count, errors: runners.reduce(0) { $0 + $1.result.errors }, seconds: settings.seconds,
+                      latencies: latencies)
     }
 
     /// What one client measured.
     struct ClientResult: Sendable {
         var latencies: [UInt64] = []
         var errors = 0
-        var failure: SocketError?
     }
 }
 
-/// One client's loop: keep `pipeline` units in flight until the deadline, then drain.
-final class ClientRunner: @unchecked Sendable {
-    // @unchecked Sendable: created on the starting thread, then used only by the one thread
-    // that runs it (the hand-off is `Thread.start`, a happens-before edge).
-    private let client: ControlClient
-    private let index: Int
+/// One client's state: keeps `pipeline` units in flight until the deadline, then drains.
+/// Used by the one thread of ``LoadGenerator/run(_:_:)``.
+final class ClientRunner {
+    let client: ControlClient
     private let workload: LoadGenerator.Workload
     private let pipeline: Int
+    /// What the client measured so far.
+    private(set) var result = LoadGenerator.ClientResult()
+    /// Units in flight, oldest first: when each was sent and how many replies it still awaits.
+    private var sentAt: [UInt64]
+    private var awaiting: [Int]
+    private var head = 0, inFlight = 0, nextUnit: Int, nextID: Int64 = 1
+    private var output: [UInt8] = []
+    /// The start of a reply line whose end has not arrived yet.
+    private var carried: [UInt8] = []
 
     init(client: ControlClient, index: Int, workload: LoadGenerator.Workload, pipeline: Int) {
         self.client = client
-        self.index = index
         self.workload = workload
         self.pipeline = max(1, pipeline)
+        self.nextUnit = index
+        self.sentAt = [UInt64](repeating: 0, count: max(1, pipeline))
+        self.awaiting = [Int](repeating: 0, count: max(1, pipeline))
+        result.latencies.reserveCapacity(1 << 16)
+        output.reserveCapacity(4096)
     }
 
-    func run(start: UInt64, countFrom: UInt64, deadline: UInt64) -> LoadGenerator.ClientResult {
-        var result = LoadGenerator.ClientResult()
-        result.latencies.reserveCapacity(1 << 16)
-        while LoadGenerator.now() < start {}
-        // Units in flight, oldest first: when each was sent and how many replies it still awaits.
-        var sentAt = [UInt64](repeating: 0, count: pipeline)
-        var awaiting = [Int](repeating: 0, count: pipeline)
-        var head = 0, inFlight = 0, nextUnit = index, nextID: Int64 = 1
-        var output: [UInt8] = []
-        output.reserveCapacity(4096)
-        var input = [UInt8](repeating: 0, count: 64 << 10)
-        var carried: [UInt8] = []
-        var lineStart = 0
-        do {
-            while true {
-                let time = LoadGenerator.now()
-                let sending = time < deadline
-                if !sending && inFlight == 0 { break }
-                if sending {
-                    output.removeAll(keepingCapacity: true)
-                    while inFlight < pipeline {
-                        let unit = workload.units[nextUnit % workload.units.count]
-                        nextUnit += 1
-                        for line in unit {
-                            output.append(contentsOf: Self.idPrefix)
-                            Self.appendDecimal(nextID, to: &output)
-                            nextID += 1
-                            output.append(UInt8(ascii: ","))
-                            output.append(contentsOf: line)
-                            output.append(UInt8(ascii: "\n"))
-                        }
-                        let slot = (head + inFlight) % pipeline
-                        sentAt[slot] = time
-                        awaiting[slot] = unit.count
-                        inFlight += 1
-                    }
-                    if !output.isEmpty { try client.send(raw: output) }
-                }
-                // Read at least one reply; handle every complete line received.
-                let count = try client.receive(into: &input)
-                guard count > 0 else { throw SocketError("recv", message: "the server closed the connection") }
-                let received = LoadGenerator.now()
-                var bytes = input[0..<count]
-                if !carried.isEmpty {
-                    carried.append(contentsOf: bytes)
-                    bytes = carried[...]
-                }
-                lineStart = bytes.startIndex
-                var position = bytes.startIndex
-                while position < bytes.endIndex {
-                    if bytes[position] == UInt8(ascii: "\n") {
-                        if workload.checksReplies && !Self.isSuccess(bytes[lineStart..<position]) { result.errors += 1 }
-                        awaiting[head] -= 1
-                        if awaiting[head] == 0 {
-                            if sentAt[head] >= countFrom && received <= deadline { result.latencies.append(received - sentAt[head]) }
-                            head = (head + 1) % pipeline
-                            inFlight -= 1
-                        }
-                        lineStart = position + 1
-                    }
-                    position += 1
-                }
-                carried = Array(bytes[lineStart...])
+    /// Sends units until `pipeline` are in flight, unless the deadline has passed; all of them in one `send`.
+    func refill(now time: UInt64, countFrom: UInt64, deadline: UInt64) throws(SocketError) {
+        guard time < deadline else { return }
+        output.removeAll(keepingCapacity: true)
+        while inFlight < pipeline {
+            let unit = workload.units[nextUnit % workload.units.count]
+            nextUnit += 1
+            for line in unit {
+                output.append(contentsOf: Self.idPrefix)
+                Self.appendDecimal(nextID, to: &output)
+                nextID += 1
+                output.append(UInt8(ascii: ","))
+                output.append(contentsOf: line)
+                output.append(UInt8(ascii: "\n"))
             }
-        } catch let error as SocketError {
-            result.failure = error
-        } catch {
-            result.failure = SocketError("bench", message: "\(error)")
+            let slot = (head + inFlight) % pipeline
+            sentAt[slot] = time
+            awaiting[slot] = unit.count
+            inFlight += 1
         }
-        client.close()
-        return result
+        if !output.isEmpty { try client.send(raw: output) }
+    }
+
+    /// Reads the replies available, counts the units they end, and sends new units in their
+    /// place; returns whether the client is done (the deadline passed and nothing is in flight).
+    func receive(into input: inout [UInt8], countFrom: UInt64, deadline: UInt64) throws(SocketError) -> Bool {
+        guard let count = try client.receiveAvailable(into: &input) else { return false }
+        guard count > 0 else { throw SocketError("recv", message: "the server closed the connection") }
+        let received = LoadGenerator.now()
+        var bytes = input[0..<count]
+        if !carried.isEmpty {
+            carried.append(contentsOf: bytes)
+            bytes = carried[...]
+        }
+        var lineStart = bytes.startIndex
+        var position = bytes.startIndex
+        while position < bytes.endIndex {
+            if bytes[position] == UInt8(ascii: "\n") {
+                if workload.checksReplies && !Self.isSuccess(bytes[lineStart..<position]) { result.errors += 1 }
+                awaiting[head] -= 1
+                if awaiting[head] == 0 {
+                    if sentAt[head] >= countFrom && received <= deadline { result.latencies.append(received - sentAt[head]) }
+                    head = (head + 1) % pipeline
+                    inFlight -= 1
+                }
+                lineStart = position + 1
+            }
+            position += 1
+        }
+        carried = Array(bytes[lineStart...])
+        try refill(now: received, countFrom: countFrom, deadline: deadline)
+        return received >= deadline && inFlight == 0
     }
 
     private static let idPrefix = Array(#"{"id":"#.utf8)
