@@ -91,6 +91,25 @@ extension Session {
         return .object(["objects": .array(objects)])
     }
 
+    /// The `result` of `get {ids, properties?}` as compact JSON text: the bytes of
+    /// ``get(_:in:)``'s result, written without building it.
+    func getResult(_ body: JSON, in context: ManagedObjectContext) throws(WireError) -> [UInt8] {
+        let fields = RequestFields(body, op: "get")
+        guard let idValues = try fields.array("ids") else { throw fields.missing("ids") }
+        let properties = try fields.stringArray("properties")
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + 256 * idValues.count)
+        JSON.append("{\"objects\":[", to: &bytes)
+        for (index, value) in idValues.enumerated() {
+            let object = try existingObject(value, in: context, what: "ids")
+            if let properties { for name in properties { _ = try object.entity.checkProperty(name) } }
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            WireObjectWriter.write(object, properties: properties, to: &bytes)
+        }
+        JSON.append("]}", to: &bytes)
+        return bytes
+    }
+
     // MARK: - Helpers
 
     /// Throws `merge_conflict` unless `object`'s stored version is `expected`: the version a

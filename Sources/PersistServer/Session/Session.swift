@@ -28,6 +28,12 @@ public final class Session: Sendable {
     public let peer: PeerCredentials?
     /// Where this session's subscription events go (the connection sets the sink).
     let outbox = SessionOutbox()
+    /// Whether ``context`` had unsaved changes when its last write hop ended: set at the end of
+    /// every hop that runs writes on it (the only place its changes are made), so a read asks
+    /// this instead of hopping onto the context's queue to ask `hasChanges`. The connection
+    /// runs one request (or batch) at a time, so no write is running when a read reads it;
+    /// the write's reply reaches the loop through `EventLoop.execute` (a lock), after the store.
+    let hasPendingChanges = Atomic<Bool>(false)
 
     /// What an op needs: nothing, a read context, or the session's own context.
     enum Kind {
@@ -75,7 +81,11 @@ public final class Session: Sendable {
             // connection or process, up to the busy timeout) and the group commit; the thread
             // that read the request goes on serving its other connections meanwhile.
             let context = self.context
-            context.perform { completion(Self.reply(request) { () throws(WireError) in try self.writeOp(request) }) }
+            context.perform { [self] in
+                let reply = Self.reply(request) { () throws(WireError) in try self.writeOp(request) }
+                hasPendingChanges.store(context.hasChanges, ordering: .releasing)
+                completion(reply)
+            }
         case .subscription:
             subscriptionOp(request, completion: completion)
         }
@@ -134,6 +144,7 @@ public final class Session: Sendable {
                 replies.append(checkedWriteReply(request))
                 index += 1
             }
+            hasPendingChanges.store(context.hasChanges, ordering: .releasing)
             completion(replies)
         }
     }
@@ -148,7 +159,7 @@ public final class Session: Sendable {
     /// context, so the loop's thread never waits behind it; the reply comes back later.
     private func read(_ requests: [WireRequest], completion: @escaping @Sendable ([WireReply]) -> Void) {
         let context = self.context
-        let own = context.performAndWait { context.hasChanges }
+        let own = hasPendingChanges.load(ordering: .acquiring)
         let readContext = own ? context : state.container.viewContext
         let queries = requests.contains { $0.op != "get" }
         if !queries && (own || state.queriesOnViewContext.load(ordering: .acquiring) == 0) {
@@ -190,6 +201,14 @@ public final class Session: Sendable {
                     return .failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op))
                 }
             }
+            if request.op == "get" {
+                // Written straight into bytes (WireObjectWriter), no JSON tree.
+                do throws(WireError) {
+                    return .encodedSuccess(id: request.id, result: try getResult(request.body, in: readContext))
+                } catch {
+                    return .failure(id: request.id, error: error)
+                }
+            }
             return Self.reply(request) { () throws(WireError) in try self.readOp(request, in: readContext) }
         }
     }
@@ -218,9 +237,10 @@ public final class Session: Sendable {
     public func close(completion: @escaping @Sendable () -> Void) {
         state.subscriptions.unsubscribeAll(outbox)
         let context = self.context
-        context.perform {
+        context.perform { [self] in
             context.rollback()
             context.reset()
+            hasPendingChanges.store(false, ordering: .releasing)
             completion()
         }
     }

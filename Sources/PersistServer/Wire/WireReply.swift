@@ -10,6 +10,10 @@ public enum WireReply: Sendable, Equatable {
     case failure(id: JSON, error: WireError)
     /// A server-pushed event with its members after `event`.
     case event(name: String, members: [JSON.Member])
+    /// A successful reply whose `result` is already compact JSON text (as ``JSON/encodedBytes``
+    /// would write it): `get` writes its objects straight into bytes. The same line as
+    /// ``success(id:result:)`` with that result parsed.
+    case encodedSuccess(id: JSON, result: [UInt8])
 
     /// The reply as JSON.
     public var json: JSON {
@@ -20,6 +24,9 @@ public enum WireReply: Sendable, Equatable {
             return .object(["id": id, "ok": .bool(false), "error": error.json])
         case .event(let name, let members):
             return .object([JSON.Member("event", .string(name))] + members)
+        case .encodedSuccess(let id, let result):
+            // The text was written by the server's own writer; it parses (`null` if it did not).
+            return .object(["id": id, "ok": .bool(true), "result": (try? JSONParser.parse(result)) ?? .null])
         }
     }
 
@@ -44,6 +51,12 @@ public enum WireReply: Sendable, Equatable {
             id.write(to: &bytes)
             JSON.append(",\"ok\":false,\"error\":", to: &bytes)
             error.json.write(to: &bytes)
+            bytes.append(UInt8(ascii: "}"))
+        case .encodedSuccess(let id, let result):
+            JSON.append("{\"id\":", to: &bytes)
+            id.write(to: &bytes)
+            JSON.append(",\"ok\":true,\"result\":", to: &bytes)
+            bytes.append(contentsOf: result)
             bytes.append(UInt8(ascii: "}"))
         case .event:
             json.write(to: &bytes)
