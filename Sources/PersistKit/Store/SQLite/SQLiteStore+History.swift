@@ -59,18 +59,12 @@ extension SQLiteStore: PersistentHistoryStore {
     /// Records `changes` as one history transaction, on `connection` inside the save's own
     /// SQLite transaction; returns the transaction's number.
     func recordHistory(_ changes: StoreSaveRequest, _ connection: SQLiteConnection) throws -> Int64 {
-        func stringKey(_ text: String?) throws -> StoreValue {
-            guard let text else { return .null }
-            try connection.execute("INSERT OR IGNORE INTO \"ATRANSACTIONSTRING\" (\"Z_ENT\", \"Z_OPT\", \"ZNAME\") VALUES (?, 1, ?)",
-                                   [.integer(Self.stringEntityNumber), .string(text)])
-            return try connection.int64("SELECT \"Z_PK\" FROM \"ATRANSACTIONSTRING\" WHERE \"ZNAME\" = ?", [.string(text)])
-                .map { .integer($0) } ?? .null
-        }
+        let keys = try stringKeys([changes.transactionAuthor, Self.processInfo.bundleID, changes.contextName, Self.processInfo.processID],
+                                  connection)
         try connection.execute("""
             INSERT INTO "ATRANSACTION" ("Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP") \
             VALUES (?, 1, ?, ?, ?, ?, ?)
-            """, [.integer(Self.transactionEntityNumber), try stringKey(changes.transactionAuthor), try stringKey(Self.processInfo.bundleID),
-                  try stringKey(changes.contextName), try stringKey(Self.processInfo.processID),
+            """, [.integer(Self.transactionEntityNumber), keys[0], keys[1], keys[2], keys[3],
                   .double(Date().timeIntervalSinceReferenceDate)])
         let number = connection.lastInsertRowID
         let insertChange = """
@@ -101,6 +95,22 @@ extension SQLiteStore: PersistentHistoryStore {
             try record(id, .update, columns: .data(Data(names.sorted().joined(separator: ",").utf8)))
         }
         return number
+    }
+
+    /// The `Z_PK` in `ATRANSACTIONSTRING` of each of `texts` (`NULL` for `nil`), adding the ones
+    /// missing: a `SELECT` per text, and an `INSERT` only for a text new to the store (once per
+    /// author, context name or process), instead of an `INSERT OR IGNORE` before every `SELECT`.
+    /// (One `SELECT … IN (…)` for all of them costs more: SQLite builds an ephemeral table for
+    /// the list.) Inside the save's transaction, which holds the write lock.
+    private func stringKeys(_ texts: [String?], _ connection: SQLiteConnection) throws -> [StoreValue] {
+        let select = #"SELECT "Z_PK" FROM "ATRANSACTIONSTRING" WHERE "ZNAME" = ?"#
+        return try texts.map { text -> StoreValue in
+            guard let text else { return .null }
+            if let key = try connection.int64(select, [.string(text)]) { return .integer(key) }
+            try connection.execute(#"INSERT OR IGNORE INTO "ATRANSACTIONSTRING" ("Z_ENT", "Z_OPT", "ZNAME") VALUES (?, 1, ?)"#,
+                                   [.integer(Self.stringEntityNumber), .string(text)])
+            return try connection.int64(select, [.string(text)]).map { .integer($0) } ?? .null
+        }
     }
 
     /// The preserved attribute values of a deleted row, as JSON (`{"name": ["string", "Duvel"]}`),
