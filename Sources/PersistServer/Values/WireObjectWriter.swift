@@ -23,11 +23,61 @@ enum WireObjectWriter {
         bytes.append(UInt8(ascii: "}"))
     }
 
+    /// One non-transient property of an entity, as ``writeValues(of:entity:properties:to:)``
+    /// writes it when every property is asked for.
+    private struct Entry {
+        /// `"name":`, after a `,` for every property but the first.
+        var prefix: [UInt8]
+        var property: PropertyDescription
+        /// The attribute's slot and type; `nil` for a relationship.
+        var attribute: (slot: Int, type: AttributeType)?
+    }
+
+    /// Each entity's entries, made once. The entity is held, so its identifier is not reused
+    /// while it is here; the daemon serves one model, and the table is emptied past
+    /// ``maximumPlans`` entities anyway (models loaded again and again in one process).
+    private static let plans = Locked<[ObjectIdentifier: (entity: EntityDescription, entries: [Entry])]>([:])
+    private static let maximumPlans = 1024
+
+    /// The entries of `entity`, from ``plans`` or made now.
+    private static func entries(of entity: EntityDescription) -> [Entry] {
+        let key = ObjectIdentifier(entity)
+        if let entries = plans.withLock({ $0[key]?.entries }) { return entries }
+        var entries: [Entry] = []
+        for property in entity.allProperties where !property.isTransient {
+            var prefix: [UInt8] = entries.isEmpty ? [] : [UInt8(ascii: ",")]
+            JSON.writeString(property.name, to: &prefix)
+            prefix.append(UInt8(ascii: ":"))
+            // An attribute without a slot (none has one) would go through WireValueCoder, by name.
+            let attribute = (property as? AttributeDescription).flatMap { attribute in
+                entity.slotIndex(of: attribute.name).map { (slot: $0, type: attribute.attributeType) }
+            }
+            entries.append(Entry(prefix: prefix, property: property, attribute: attribute))
+        }
+        plans.withLock { table in
+            if table.count >= maximumPlans { table.removeAll() }
+            table[key] = (entity, entries)
+        }
+        return entries
+    }
+
     /// `{"name":value,…}` for the non-transient properties of `entity` (those in `properties`
     /// when given), in the entity's order.
     private static func writeValues(of object: ManagedObject, entity: EntityDescription, properties: [String]?,
                                     to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "{"))
+        guard let properties else {
+            for entry in entries(of: entity) {
+                bytes.append(contentsOf: entry.prefix)
+                if let (slot, type) = entry.attribute {
+                    write(object.primitiveValue(atSlot: slot), type: type, to: &bytes)
+                } else {
+                    WireValueCoder.value(of: object, property: entry.property).write(to: &bytes)
+                }
+            }
+            bytes.append(UInt8(ascii: "}"))
+            return
+        }
         var first = true
         // Slots are the attributes and to-one relationships in `allProperties` order
         // (`EntityDescription.slots`), so the slot of each is counted, not looked up by name.
@@ -40,7 +90,7 @@ enum WireObjectWriter {
                 slot += 1
             }
             if property.isTransient { continue }
-            if let properties, !properties.contains(property.name) { continue }
+            if !properties.contains(property.name) { continue }
             if !first { bytes.append(UInt8(ascii: ",")) }
             first = false
             JSON.writeString(property.name, to: &bytes)

@@ -68,7 +68,7 @@ extension JSON {
                 magnitude /= 10
                 count += 1
             } while magnitude > 0
-            bytes.append(contentsOf: buffer[(24 - count)...])
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - count)...]))
         }
     }
 
