@@ -227,6 +227,21 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// by position (`nil` for rows that had one already), or an empty array when no row had a
     /// temporary ID. Keys are handed out in row order.
     private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> [ManagedObjectID?] {
+        // The common case: every row new and of one entity (a single insert, or a batch of one
+        // kind). One key sequence, no per-root tables.
+        if let first = rows.first, first.objectID.isTemporaryID,
+           rows.allSatisfy({ $0.objectID.entity === first.objectID.entity && $0.objectID.isTemporaryID }) {
+            let entity = first.objectID.entity
+            let root = keySequence(of: try layout(of: entity))
+            var key = try takeKeys(Int64(rows.count), sequence: root, connection)
+            var assigned: [ManagedObjectID?] = []
+            assigned.reserveCapacity(rows.count)
+            for _ in rows.indices {
+                assigned.append(ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: key))
+                key += 1
+            }
+            return assigned
+        }
         var roots: [Int] = []
         roots.reserveCapacity(rows.count)
         var countByRoot: [Int: Int64] = [:]
