@@ -136,4 +136,80 @@ struct SaveHotPathTests {
             #expect(fetched.allSatisfy { ($0.value(forKey: "brewery") as? ManagedObject) != nil })
         }
     }
+
+    /// The notifications of a save, kept by an observer: filled in place for each post, they
+    /// must still hold their own save's contents after later saves.
+    @Test func keptNotificationsKeepTheirContentsAcrossLaterSaves() throws {
+        let url = try M.temporaryDirectory().appendingPathComponent("kept.sqlite")
+        let context = M.context(try M.coordinator(type: .sqlite, at: url))
+        let kept = Locked<[Notification]>([])
+        let center = NotificationCenter.default
+        let observers = [ManagedObjectContext.didChangeObjectsNotification, ManagedObjectContext.didSaveObjectsNotification,
+                         ManagedObjectContext.didSaveObjectIDsNotification].map { name in
+            center.addObserver(forName: name, object: context, queue: nil) { note in kept.withLock { $0.append(note) } }
+        }
+        defer { for observer in observers { center.removeObserver(observer) } }
+        var beers: [ManagedObject] = []
+        try context.performAndWait {
+            for index in 0..<3 {
+                beers.append(M.insert("Beer", into: context, ["name": "Beer \(index)"]))
+                try context.save()
+            }
+        }
+        let notes = kept.withLock { $0 }
+        #expect(notes.count == 9)
+        guard notes.count == 9 else { return }
+        for (index, beer) in beers.enumerated() {
+            let (changed, saved, savedIDs) = (notes[index * 3], notes[index * 3 + 1], notes[index * 3 + 2])
+            #expect(changed.userInfo?[ManagedObjectContext.insertedObjectsKey] as? Set<ManagedObject> == [beer])
+            #expect(saved.userInfo?[ManagedObjectContext.insertedObjectsKey] as? Set<ManagedObject> == [beer])
+            #expect(saved.userInfo?[ManagedObjectContext.updatedObjectsKey] as? Set<ManagedObject> == [])
+            #expect(savedIDs.userInfo?[ManagedObjectContext.insertedObjectIDsKey] as? Set<ManagedObjectID> == [beer.objectID])
+            #expect((savedIDs.userInfo?[ManagedObjectContext.savedChangesKey] as? SavedChanges)?.inserted == [beer.objectID])
+            #expect(saved.userInfo?.count == 4 && changed.userInfo?.count == 3)
+        }
+    }
+
+    /// An observer that saves another context on the same thread while a notification is
+    /// being posted: both saves' notifications carry their own objects.
+    @Test func aSaveInsideAnObserverPostsItsOwnContents() throws {
+        let url = try M.temporaryDirectory().appendingPathComponent("nested.sqlite")
+        let coordinator = try M.coordinator(type: .sqlite, at: url)
+        let outer = M.context(coordinator)
+        let inner = M.context(coordinator)
+        let innerSaved = Locked<[[String]]>([])
+        let outerSaved = Locked<[Set<ManagedObject>]>([])
+        let innerBeer = Locked<ManagedObject?>(nil)
+        let center = NotificationCenter.default
+        let onOuter = center.addObserver(forName: ManagedObjectContext.didSaveObjectsNotification, object: outer, queue: nil) { note in
+            outerSaved.withLock { $0.append(note.userInfo?[ManagedObjectContext.insertedObjectsKey] as? Set<ManagedObject> ?? []) }
+            // Same thread: the inner context's queue runs this block inline.
+            inner.performAndWait {
+                let beer = M.insert("Beer", into: inner, ["name": "Inner"])
+                innerBeer.withLock { $0 = beer }
+                try? inner.save()
+            }
+        }
+        let onInner = center.addObserver(forName: ManagedObjectContext.didSaveObjectsNotification, object: inner, queue: nil) { note in
+            // Read on the inner context's queue, where this observer runs.
+            let names = (note.userInfo?[ManagedObjectContext.insertedObjectsKey] as? Set<ManagedObject> ?? []).map { $0.value(forKey: "name") as? String ?? "?" }
+            innerSaved.withLock { $0.append(names) }
+        }
+        defer {
+            center.removeObserver(onOuter)
+            center.removeObserver(onInner)
+        }
+        var outerBeers: [ManagedObject] = []
+        try outer.performAndWait {
+            for index in 0..<2 {
+                outerBeers.append(M.insert("Beer", into: outer, ["name": "Outer \(index)"]))
+                try outer.save()
+            }
+        }
+        #expect(outerSaved.withLock { $0 } == outerBeers.map { [$0] })
+        let innerSets = innerSaved.withLock { $0 }
+        #expect(innerSets.count == 2)
+        #expect(innerSets.allSatisfy { $0 == ["Inner"] })
+        #expect(innerBeer.withLock { $0 } != nil)
+    }
 }

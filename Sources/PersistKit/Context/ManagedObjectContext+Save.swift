@@ -347,11 +347,11 @@ extension ManagedObjectContext {
         for object in updated { object.didSave() }
         // The saved changes are boxed once and shared by both notifications.
         let boxedChanges: Any = changes
-        post(Self.didSaveObjectsNotification,
-             userInfo: Self.savedObjectsUserInfo.filled(insertedSet ?? Set(inserted), Set(updated), Set(deleted), boxedChanges))
-        post(Self.didSaveObjectIDsNotification,
-             userInfo: Self.savedObjectIDsUserInfo.filled(Set(changes.inserted), changes.updated.isEmpty ? Set<ManagedObjectID>() : Set(changes.updatedIDs),
-                                                          Set(changes.deleted), boxedChanges))
+        Self.savedObjectsUserInfo.post(Self.didSaveObjectsNotification, object: self,
+                                       insertedSet ?? Set(inserted), Set(updated), Set(deleted), boxedChanges)
+        Self.savedObjectIDsUserInfo.post(Self.didSaveObjectIDsNotification, object: self,
+                                         Set(changes.inserted), changes.updated.isEmpty ? Set<ManagedObjectID>() : Set(changes.updatedIDs),
+                                         Set(changes.deleted), boxedChanges)
         let saved = changes
         if hasChildren {
             for child in children where child.automaticallyMergesChangesFromParent {
