@@ -16,6 +16,9 @@ final class EntityRules: Sendable {
 
     /// A new object's values: each attribute's default, `null` elsewhere.
     let defaults: [StoreValue]
+    /// Whether every default holds no reference (null, integers, floating point, Booleans,
+    /// dates): a new object's values are then a byte copy of ``defaults``.
+    let defaultsAreBitwise: Bool
     /// The transient slots, emptied in store rows.
     let transientSlots: [Int]
     /// The slots with a validation rule, in slot order.
@@ -34,6 +37,12 @@ final class EntityRules: Sendable {
 
     init(_ entity: EntityDescription) {
         defaults = entity.slots.map { ($0 as? AttributeDescription)?.defaultValue ?? .null }
+        defaultsAreBitwise = defaults.allSatisfy { value in
+            switch value {
+            case .null, .integer, .double, .bool, .date: return true
+            default: return false
+            }
+        }
         transientSlots = entity.slots.indices.filter { entity.slots[$0].isTransient }
         slots = entity.slots.enumerated().compactMap { index, property in
             let isRequired = !property.isOptional && !property.isTransient
@@ -51,6 +60,21 @@ final class EntityRules: Sendable {
             return relationship
         }
         onlyRequiredSlots = toMany.isEmpty && slots.allSatisfy({ $0.checked == nil }) ? slots.map(\.index) : nil
+    }
+
+    /// The values of a new object: a buffer of its own when the defaults can be copied byte by
+    /// byte, so the object's first write does not copy the shared defaults value by value (the
+    /// copy-on-write of an array of enums with payloads goes through each element's copy);
+    /// otherwise the shared defaults, copied on first write.
+    @inline(__always) func newObjectValues() -> [StoreValue] {
+        guard defaultsAreBitwise, !defaults.isEmpty else { return defaults }
+        let defaults = self.defaults
+        return [StoreValue](unsafeUninitializedCapacity: defaults.count) { buffer, count in
+            // Same element type and count: the bytes of `defaults` are valid values, none of
+            // them holding a reference to retain.
+            defaults.withUnsafeBytes { source in UnsafeMutableRawBufferPointer(buffer).copyMemory(from: source) }
+            count = defaults.count
+        }
     }
 
     /// The rules of `entity`: those worked out when its model was frozen, or, for an entity of

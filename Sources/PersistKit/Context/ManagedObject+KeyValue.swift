@@ -99,6 +99,22 @@ extension ManagedObject {
         }
     }
 
+    /// Sets the attribute or relationship `key` to a value that is not `nil`: the same as
+    /// the `Any?` form of `setValue(_:forKey:)`, which Swift picks for `nil` and for optionals.
+    ///
+    /// A separate entry point only for speed: a value handed over as `Any` is read in place,
+    /// while an `Any?` is wrapped by the caller and unwrapped (copied) here, which costs about
+    /// as much as storing a plain attribute's value.
+    public func setValue(_ value: Any, forKey key: String) {
+        if let plain = entity.plainAttribute(for: key), let type = plain.type,
+           let stored = Self.exactStoreValue(value, type: type) {
+            setSlot(plain.slot, to: stored)
+            return
+        }
+        let optional: Any? = value
+        setValue(optional, forKey: key)
+    }
+
     /// Sets the attribute or relationship `key` like ``setValue(_:forKey:)``, but throws a
     /// ``PersistenceError`` naming the object, key and expected type instead of trapping.
     public func setCheckedValue(_ value: Any?, forKey key: String) throws {

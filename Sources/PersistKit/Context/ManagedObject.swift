@@ -58,7 +58,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         precondition(!entity.isAbstract, "ManagedObject: cannot create an instance of the abstract entity \(entity.name)")
         self.entity = entity
         self.objectID = ManagedObjectID(temporaryFor: entity)
-        self.values = EntityRules.of(entity).defaults
+        self.values = EntityRules.of(entity).newObjectValues()
         self._isFault = false
         if let context { context.insert(self) }
     }

@@ -31,7 +31,7 @@ extension ManagedObjectContext {
     public static let savedChangesKey = "PersistKitSavedChanges"
 
     // The `userInfo` layouts of the notifications posted at every save. `nonisolated(unsafe)`:
-    // immutable once built (a `let`), and each post works on its own copy.
+    // immutable once built (a `let`), and each post works on its own copy (its thread's).
     nonisolated(unsafe) static let objectsUserInfo = NotificationUserInfoTemplate(keys: [insertedObjectsKey, updatedObjectsKey, deletedObjectsKey])
     nonisolated(unsafe) static let savedObjectsUserInfo = NotificationUserInfoTemplate(
         keys: [insertedObjectsKey, updatedObjectsKey, deletedObjectsKey, savedChangesKey])
@@ -66,7 +66,7 @@ extension ManagedObjectContext {
         Self.clearPending(&unprocessedUpdated)
         Self.clearPending(&unprocessedDeleted)
         if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return [] }
-        post(Self.didChangeObjectsNotification, userInfo: Self.objectsUserInfo.filled(inserted, updated, deleted))
+        Self.objectsUserInfo.post(Self.didChangeObjectsNotification, object: self, inserted, updated, deleted)
         return inserted
     }
 

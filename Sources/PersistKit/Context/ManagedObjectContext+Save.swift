@@ -256,62 +256,42 @@ extension ManagedObjectContext {
         forgetVanished(plan.vanished)
     }
 
-    /// Writes `plan` with one request per store, built in place: copying a request out of a
-    /// dictionary and back for every object would copy its arrays each time.
+    /// Writes `plan` with one request per store, built in place: copying a request out of an
+    /// array and back for every object would copy its arrays each time.
     func writeToStores(_ plan: CommitPlan) throws {
-        var stores: [any PersistentStore] = []
-        var requests: [StoreSaveRequest] = []
-        // Each request's inserted objects, in the order of its inserted rows.
-        var insertedObjects: [[ManagedObject]] = []
-        var storeIndexByEntity: [ObjectIdentifier: Int] = [:]
-        let author = transactionAuthor
-        let contextName = name
-        func requestIndex(for entity: EntityDescription) throws -> Int {
-            if let index = storeIndexByEntity[ObjectIdentifier(entity)] { return index }
-            let store = try rootStore(for: entity)
-            let index = stores.firstIndex { $0 === store } ?? {
-                stores.append(store)
-                var request = StoreSaveRequest()
-                request.transactionAuthor = author
-                request.contextName = contextName
-                requests.append(request)
-                insertedObjects.append([])
-                return stores.count - 1
-            }()
-            storeIndexByEntity[ObjectIdentifier(entity)] = index
-            return index
-        }
+        var writes = StoreWrites(author: transactionAuthor, contextName: name)
         for object in plan.inserted {
-            let index = try requestIndex(for: object.entity)
-            requests[index].inserted.append(object.storeRow(version: 0))
-            insertedObjects[index].append(object)
-            if !object.toMany.isEmpty { requests[index].toManyChanges += object.toManyChanges() }
+            let index = try writes.index(for: object.entity, in: self)
+            writes.requests[index].inserted.append(object.storeRow(version: 0))
+            writes.insertedObjects[index].append(object)
+            if !object.toMany.isEmpty { writes.requests[index].toManyChanges += object.toManyChanges() }
         }
         for object in plan.updated {
-            let index = try requestIndex(for: object.entity)
+            let index = try writes.index(for: object.entity, in: self)
             if plan.reinserted.contains(ObjectIdentifier(object)) {
-                requests[index].inserted.append(object.storeRow(version: 0))
-                insertedObjects[index].append(object)
+                writes.requests[index].inserted.append(object.storeRow(version: 0))
+                writes.insertedObjects[index].append(object)
             } else {
-                requests[index].updated.append(object.storeRow(version: object.committed?.version ?? 0))
+                writes.requests[index].updated.append(object.storeRow(version: object.committed?.version ?? 0))
                 let slots = object.entity.slots
-                requests[index].updatedKeys[object.objectID] = object.changedSlots.sorted().compactMap { $0 < slots.count ? slots[$0].name : nil }
+                writes.requests[index].updatedKeys[object.objectID] = object.changedSlots.sorted().compactMap { $0 < slots.count ? slots[$0].name : nil }
                     + object.toMany.filter { $0.value.hasChanges }.keys.sorted()
             }
-            requests[index].toManyChanges += object.toManyChanges()
+            writes.requests[index].toManyChanges += object.toManyChanges()
         }
         for object in plan.deleted where !object.objectID.isTemporaryID {
             object.willAccessValue()
-            let index = try requestIndex(for: object.entity)
-            requests[index].deleted.append(RowSnapshot(objectID: object.objectID, version: object.committed?.version ?? 0,
-                                                       values: object.committed?.values ?? []))
+            let index = try writes.index(for: object.entity, in: self)
+            writes.requests[index].deleted.append(RowSnapshot(objectID: object.objectID, version: object.committed?.version ?? 0,
+                                                              values: object.committed?.values ?? []))
         }
-        for (index, (store, request)) in zip(stores, requests).enumerated() where !request.isEmpty {
+        for index in writes.stores.indices where !writes.requests[index].isEmpty {
+            let store = writes.stores[index]
             if let assigning = Self.keyAssigning(store) {
                 // The new objects' permanent IDs, valid now that the store committed them.
-                remapIDs(of: insertedObjects[index], to: try assigning.saveAssigningKeys(request))
+                remapIDs(of: writes.insertedObjects[index], to: try assigning.saveAssigningKeys(writes.requests[index]))
             } else {
-                try store.save(request)
+                try store.save(writes.requests[index])
             }
         }
     }
@@ -367,11 +347,11 @@ extension ManagedObjectContext {
         for object in updated { object.didSave() }
         // The saved changes are boxed once and shared by both notifications.
         let boxedChanges: Any = changes
-        post(Self.didSaveObjectsNotification,
-             userInfo: Self.savedObjectsUserInfo.filled(insertedSet ?? Set(inserted), Set(updated), Set(deleted), boxedChanges))
-        post(Self.didSaveObjectIDsNotification,
-             userInfo: Self.savedObjectIDsUserInfo.filled(Set(changes.inserted), changes.updated.isEmpty ? Set<ManagedObjectID>() : Set(changes.updatedIDs),
-                                                          Set(changes.deleted), boxedChanges))
+        Self.savedObjectsUserInfo.post(Self.didSaveObjectsNotification, object: self,
+                                       insertedSet ?? Set(inserted), Set(updated), Set(deleted), boxedChanges)
+        Self.savedObjectIDsUserInfo.post(Self.didSaveObjectIDsNotification, object: self,
+                                         Set(changes.inserted), changes.updated.isEmpty ? Set<ManagedObjectID>() : Set(changes.updatedIDs),
+                                         Set(changes.deleted), boxedChanges)
         let saved = changes
         if hasChildren {
             for child in children where child.automaticallyMergesChangesFromParent {
@@ -459,5 +439,46 @@ extension ManagedObject {
         if !toMany.isEmpty {
             for name in Array(toMany.keys) { toMany[name]?.commit() }
         }
+    }
+}
+
+/// The requests of one save, one per store, with the objects of each request's inserted rows
+/// in row order. A value type whose lookup is a method, not a closure over local variables:
+/// variables a closure captures and changes are boxed and checked for exclusive access at
+/// run time on every use.
+struct StoreWrites {
+    var stores: [any PersistentStore] = []
+    var requests: [StoreSaveRequest] = []
+    var insertedObjects: [[ManagedObject]] = []
+    let author: String?
+    let contextName: String?
+    /// The entity last looked up and its request: objects come grouped by entity more often than not.
+    private var lastEntity: EntityDescription?
+    private var lastIndex = 0
+
+    init(author: String?, contextName: String?) {
+        self.author = author
+        self.contextName = contextName
+    }
+
+    /// The index of the request for `entity`'s store, added when the store has none yet.
+    mutating func index(for entity: EntityDescription, in context: ManagedObjectContext) throws -> Int {
+        if entity === lastEntity { return lastIndex }
+        let store = try context.rootStore(for: entity)
+        let index: Int
+        if let known = stores.firstIndex(where: { $0 === store }) {
+            index = known
+        } else {
+            stores.append(store)
+            var request = StoreSaveRequest()
+            request.transactionAuthor = author
+            request.contextName = contextName
+            requests.append(request)
+            insertedObjects.append([])
+            index = stores.count - 1
+        }
+        lastEntity = entity
+        lastIndex = index
+        return index
     }
 }

@@ -46,26 +46,29 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// `columns` lays them out; returns the next parameter index.
     private func bindColumns(_ row: RowSnapshot, _ columns: WriteColumns, to statement: SQLiteStatement, from firstIndex: Int32) throws -> Int32 {
         var index = firstIndex
-        for source in columns.values {
-            let value: StoreValue
-            switch source {
-            case .slot(let slot):
-                guard slot < row.values.count else {
-                    throw PersistenceError(.persistentStoreSave, "the row has \(row.values.count) values, fewer than the entity's slots", objectID: row.objectID)
-                }
-                value = row.values[slot]
-                if case .object(let id) = value, id.isTemporaryID {
-                    throw PersistenceError(.persistentStoreSave, "a relationship points to an object with a temporary ID \(id)", objectID: row.objectID)
-                }
-            case .slotEntity(let slot):
-                if slot < row.values.count, case .object(let id) = row.values[slot] {
-                    value = schema.layout(of: id.entity).map { .integer(Int64($0.number)) } ?? .null
-                } else {
-                    value = .null
+        // Through the buffers: no retain, release or bounds check of the arrays per column.
+        try columns.values.withUnsafeBufferPointer { sources in
+            try row.values.withUnsafeBufferPointer { values in
+                for source in sources {
+                    switch source {
+                    case .slot(let slot):
+                        guard slot < values.count else {
+                            throw PersistenceError(.persistentStoreSave, "the row has \(values.count) values, fewer than the entity's slots", objectID: row.objectID)
+                        }
+                        if case .object(let id) = values[slot], id.isTemporaryID {
+                            throw PersistenceError(.persistentStoreSave, "a relationship points to an object with a temporary ID \(id)", objectID: row.objectID)
+                        }
+                        try statement.bind(values[slot], at: index)
+                    case .slotEntity(let slot):
+                        if slot < values.count, case .object(let id) = values[slot] {
+                            try statement.bind(schema.layout(of: id.entity).map { .integer(Int64($0.number)) } ?? .null, at: index)
+                        } else {
+                            try statement.bind(.null, at: index)
+                        }
+                    }
+                    index += 1
                 }
             }
-            try statement.bind(value, at: index)
-            index += 1
         }
         return index
     }
@@ -227,6 +230,21 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// by position (`nil` for rows that had one already), or an empty array when no row had a
     /// temporary ID. Keys are handed out in row order.
     private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> [ManagedObjectID?] {
+        // The common case: every row new and of one entity (a single insert, or a batch of one
+        // kind). One key sequence, no per-root tables.
+        if let first = rows.first, first.objectID.isTemporaryID,
+           rows.allSatisfy({ $0.objectID.entity === first.objectID.entity && $0.objectID.isTemporaryID }) {
+            let entity = first.objectID.entity
+            let root = keySequence(of: try layout(of: entity))
+            var key = try takeKeys(Int64(rows.count), sequence: root, connection)
+            var assigned: [ManagedObjectID?] = []
+            assigned.reserveCapacity(rows.count)
+            for _ in rows.indices {
+                assigned.append(ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: key))
+                key += 1
+            }
+            return assigned
+        }
         var roots: [Int] = []
         roots.reserveCapacity(rows.count)
         var countByRoot: [Int: Int64] = [:]
