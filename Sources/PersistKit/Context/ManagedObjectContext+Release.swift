@@ -30,4 +30,37 @@ extension ManagedObjectContext {
             return released
         }
     }
+
+    /// The fewest registered objects for which ``emptyRegistry(keepingCapacity:_:)`` lets go
+    /// of them in address order: below it the table's own teardown is as cheap.
+    static var orderedTeardownThreshold: Int { 4096 }
+
+    /// Empties the registry, calling `body` on each object and then letting go of it, lowest
+    /// address first.
+    ///
+    /// A table releases its entries in hash order, which for IDs hashed by primary key is a
+    /// random walk over the objects, their IDs and their value arrays: each object freed touches
+    /// cold memory, and `malloc` merges each freed block with neighbours freed at random earlier
+    /// (perf, workload 2: tearing down 200,000 fetched objects took about a third of the fetch's
+    /// time). Objects fetched together were allocated together, in order, each next to its
+    /// values and its ID; released in address order they are freed front to back, each block
+    /// merged with the one freed just before. So the objects are gathered and sorted by address
+    /// (one pass over the table, a sort of pointers), the table is emptied, then the sorted
+    /// array goes. Objects held elsewhere are released, not freed, as before.
+    func emptyRegistry(keepingCapacity: Bool, _ body: (ManagedObject) -> Void = { _ in }) {
+        guard registered.count >= Self.orderedTeardownThreshold else {
+            for object in registered.values { body(object) }
+            registered.removeAll(keepingCapacity: keepingCapacity)
+            return
+        }
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(registered.count)
+        for object in registered.values { objects.append(object) }
+        registered.removeAll(keepingCapacity: keepingCapacity)
+        objects.withUnsafeMutableBufferPointer { buffer in
+            buffer.sort { ObjectIdentifier($0) < ObjectIdentifier($1) }
+            for object in buffer { body(object) }
+        }
+        // `objects` is released here, element by element from the lowest address.
+    }
 }
