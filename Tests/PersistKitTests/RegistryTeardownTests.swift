@@ -128,4 +128,24 @@ struct RegistryTeardownTests {
             #expect(people[7].int64(forKey: "age") == 42)
         }
     }
+
+    @Test func pageOrderIsAPermutationOrderedByPage() throws {
+        let model = M.make()
+        let entity = try #require(model.entitiesByName["Person"])
+        var objects = (0..<10_000).map { _ in ManagedObject(entity: entity, insertInto: nil) }
+        // Some objects far from the others, then shuffled: the order must not rely on the input's.
+        let far = (0..<50).map { _ -> ManagedObject in
+            _ = [UInt8](repeating: 0, count: 1 << 16)
+            return ManagedObject(entity: entity, insertInto: nil)
+        }
+        objects += far
+        objects.shuffle()
+        for sample in [objects, Array(objects.prefix(2)), Array(far.prefix(3)), []] {
+            let ordered = ManagedObjectContext.inPageOrder(sample)
+            #expect(ordered.count == sample.count)
+            #expect(Set(ordered.map(ObjectIdentifier.init)) == Set(sample.map(ObjectIdentifier.init)))
+            let pages = ordered.map { UInt(bitPattern: ObjectIdentifier($0)) >> 12 }
+            #expect(pages == pages.sorted())
+        }
+    }
 }
