@@ -141,10 +141,10 @@ struct RegistryTeardownTests {
         objects += far
         objects.shuffle()
         for sample in [objects, Array(objects.prefix(2)), Array(far.prefix(3)), []] {
-            let ordered = ManagedObjectContext.inPageOrder(sample)
+            let ordered = ManagedObjectContext.inPageOrder(sample.map { Unmanaged.passUnretained($0) })
             #expect(ordered.count == sample.count)
-            #expect(Set(ordered.map(ObjectIdentifier.init)) == Set(sample.map(ObjectIdentifier.init)))
-            let pages = ordered.map { UInt(bitPattern: ObjectIdentifier($0)) >> 12 }
+            #expect(Set(ordered.map { $0.toOpaque() }) == Set(sample.map { Unmanaged.passUnretained($0).toOpaque() }))
+            let pages = ordered.map { UInt(bitPattern: $0.toOpaque()) >> 12 }
             #expect(pages == pages.sorted())
         }
     }

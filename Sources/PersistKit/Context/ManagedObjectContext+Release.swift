@@ -53,13 +53,16 @@ extension ManagedObjectContext {
             registered.removeAll(keepingCapacity: keepingCapacity)
             return
         }
-        var objects: [ManagedObject] = []
+        // Held as unmanaged references, so ordering them moves words without touching the
+        // objects' reference counts (each a visit to the object, in the table's random order).
+        var objects: [Unmanaged<ManagedObject>] = []
         objects.reserveCapacity(registered.count)
-        for object in registered.values { objects.append(object) }
+        for object in registered.values { objects.append(Unmanaged.passRetained(object)) }
         registered.removeAll(keepingCapacity: keepingCapacity)
-        objects = Self.inPageOrder(objects)
-        for object in objects { body(object) }
-        // `objects` is released here, element by element from the lowest page.
+        for object in Self.inPageOrder(objects) {
+            body(object.takeUnretainedValue())
+            object.release()
+        }
     }
 
     /// `objects` ordered by the 4 KiB page of memory each starts in, lowest first (in any order
@@ -68,10 +71,10 @@ extension ManagedObjectContext {
     /// A counting sort over the pages the objects span: two passes over the objects and one
     /// over the pages, rather than a comparison sort's n log n steps. Objects spread over many
     /// more pages than there are objects (not the objects of one fetch) are sorted by address.
-    static func inPageOrder(_ objects: [ManagedObject]) -> [ManagedObject] {
+    static func inPageOrder(_ objects: [Unmanaged<ManagedObject>]) -> [Unmanaged<ManagedObject>] {
         let count = objects.count
         guard count > 1 else { return objects }
-        let pages = objects.map { UInt(bitPattern: ObjectIdentifier($0)) >> 12 }
+        let pages = objects.map { UInt(bitPattern: $0.toOpaque()) >> 12 }
         var low = pages[0], high = pages[0]
         for page in pages {
             low = Swift.min(low, page)
@@ -79,7 +82,7 @@ extension ManagedObjectContext {
         }
         let span = high - low
         guard span < UInt(4 * count) else {
-            return objects.sorted { ObjectIdentifier($0) < ObjectIdentifier($1) }
+            return objects.sorted { $0.toOpaque() < $1.toOpaque() }
         }
         // starts[p] is where the objects of page `low + p` begin in the result, once summed.
         var starts = [Int](repeating: 0, count: Int(span) + 2)
@@ -91,16 +94,16 @@ extension ManagedObjectContext {
                 starts[index] = total
             }
         }
-        return [ManagedObject](unsafeUninitializedCapacity: count) { buffer, initialized in
-            starts.withUnsafeMutableBufferPointer { starts in
+        var ordered = objects
+        starts.withUnsafeMutableBufferPointer { starts in
+            ordered.withUnsafeMutableBufferPointer { ordered in
                 for index in 0..<count {
                     let page = Int(pages[index] - low)
-                    // Force-unwrap: `buffer` has room for `count` (> 1) objects, so it has a base.
-                    (buffer.baseAddress! + starts[page]).initialize(to: objects[index])
+                    ordered[starts[page]] = objects[index]
                     starts[page] += 1
                 }
             }
-            initialized = count
         }
+        return ordered
     }
 }
