@@ -212,16 +212,23 @@ extension ManagedObject {
     /// per fault cost about a quarter of reading a prefetched object. Anything else asks the
     /// context (``ManagedObjectContext/fulfillFault(_:)``), which does the same with a row at hand.
     func fireFault() {
-        if let row = pendingRow.take() { return fill(with: row) }
+        // The row at hand is already in `committed` (a fault's pending row): only its values move.
+        if let values = committed?.values { return fillFromCommitted(values) }
         managedObjectContext?.fulfillFault(self) ?? fillWithNulls()
     }
 
     /// Turns the fault into an object with `row`'s values, its stored state (the one way a
     /// fault gets its data, whether from the row at hand or from its context).
     func fill(with row: consuming RowSnapshot) {
-        if faultingBatch != nil { faultingBatch = nil }
-        values = row.values
+        let values = row.values
         committed = row
+        fillFromCommitted(values)
+    }
+
+    /// Ends the fault whose ``committed`` row holds `values` (shared with it, not copied).
+    @inline(__always) private func fillFromCommitted(_ values: [StoreValue]) {
+        if faultingBatch != nil { faultingBatch = nil }
+        self.values = values
         _isFault = false
         awakeFromFetch()
     }

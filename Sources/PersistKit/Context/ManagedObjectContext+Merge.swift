@@ -111,15 +111,14 @@ extension ManagedObjectContext {
     /// dropped (Core Data's `reset()`).
     public func reset() {
         onQueue {
-            for object in registered.values {
+            // The registry keeps its table for the objects the context will register next (a
+            // context reset between rounds of work registers as many again), up to a bound so
+            // one huge fetch does not pin a huge table.
+            emptyRegistry(keepingCapacity: registered.count <= Self.registryCapacityKeptByReset) { object in
                 object.managedObjectContext = nil
                 // A fault that left the context has no values (it fills itself from a row at hand).
                 object.pendingRow = nil
             }
-            // The registry keeps its table for the objects the context will register next (a
-            // context reset between rounds of work registers as many again), up to a bound so
-            // one huge fetch does not pin a huge table.
-            registered.removeAll(keepingCapacity: registered.count <= Self.registryCapacityKeptByReset)
             forgetChanges()
         }
     }

@@ -30,4 +30,80 @@ extension ManagedObjectContext {
             return released
         }
     }
+
+    /// The fewest registered objects for which ``emptyRegistry(keepingCapacity:_:)`` lets go
+    /// of them in address order: below it the table's own teardown is as cheap.
+    static var orderedTeardownThreshold: Int { 4096 }
+
+    /// Empties the registry, calling `body` on each object and then letting go of it, lowest
+    /// address first.
+    ///
+    /// A table releases its entries in hash order, which for IDs hashed by primary key is a
+    /// random walk over the objects, their IDs and their value arrays: each object freed touches
+    /// cold memory, and `malloc` merges each freed block with neighbours freed at random earlier
+    /// (perf, workload 2: tearing down 200,000 fetched objects took about a third of the fetch's
+    /// time). Objects fetched together were allocated together, in order, each next to its
+    /// values and its ID; released in address order they are freed front to back, each block
+    /// merged with the one freed just before. So the objects are gathered (one pass over the
+    /// table) and ordered by address (``inPageOrder(_:)``), the table is emptied, then the
+    /// ordered array goes. Objects held elsewhere are released, not freed, as before.
+    func emptyRegistry(keepingCapacity: Bool, _ body: (ManagedObject) -> Void = { _ in }) {
+        guard registered.count >= Self.orderedTeardownThreshold else {
+            for object in registered.values { body(object) }
+            registered.removeAll(keepingCapacity: keepingCapacity)
+            return
+        }
+        // Held as unmanaged references, so ordering them moves words without touching the
+        // objects' reference counts (each a visit to the object, in the table's random order).
+        var objects: [Unmanaged<ManagedObject>] = []
+        objects.reserveCapacity(registered.count)
+        for object in registered.values { objects.append(Unmanaged.passRetained(object)) }
+        registered.removeAll(keepingCapacity: keepingCapacity)
+        for object in Self.inPageOrder(objects) {
+            body(object.takeUnretainedValue())
+            object.release()
+        }
+    }
+
+    /// `objects` ordered by the 4 KiB page of memory each starts in, lowest first (in any order
+    /// within a page, which is in cache as a whole when its objects go).
+    ///
+    /// A counting sort over the pages the objects span: two passes over the objects and one
+    /// over the pages, rather than a comparison sort's n log n steps. Objects spread over many
+    /// more pages than there are objects (not the objects of one fetch) are sorted by address.
+    static func inPageOrder(_ objects: [Unmanaged<ManagedObject>]) -> [Unmanaged<ManagedObject>] {
+        let count = objects.count
+        guard count > 1 else { return objects }
+        let pages = objects.map { UInt(bitPattern: $0.toOpaque()) >> 12 }
+        var low = pages[0], high = pages[0]
+        for page in pages {
+            low = Swift.min(low, page)
+            high = Swift.max(high, page)
+        }
+        let span = high - low
+        guard span < UInt(4 * count) else {
+            return objects.sorted { $0.toOpaque() < $1.toOpaque() }
+        }
+        // starts[p] is where the objects of page `low + p` begin in the result, once summed.
+        var starts = [Int](repeating: 0, count: Int(span) + 2)
+        starts.withUnsafeMutableBufferPointer { starts in
+            for page in pages { starts[Int(page - low) + 1] += 1 }
+            var total = 0
+            for index in starts.indices {
+                total += starts[index]
+                starts[index] = total
+            }
+        }
+        var ordered = objects
+        starts.withUnsafeMutableBufferPointer { starts in
+            ordered.withUnsafeMutableBufferPointer { ordered in
+                for index in 0..<count {
+                    let page = Int(pages[index] - low)
+                    ordered[starts[page]] = objects[index]
+                    starts[page] += 1
+                }
+            }
+        }
+        return ordered
+    }
 }

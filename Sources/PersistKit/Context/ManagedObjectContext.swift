@@ -67,6 +67,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
     }
 
+    deinit {
+        // The registry's objects go lowest address first (see emptyRegistry(keepingCapacity:_:)).
+        emptyRegistry(keepingCapacity: false)
+    }
+
     // MARK: - Settings
 
     /// The coordinator this context (or its root ancestor) saves through.
@@ -306,12 +311,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// Loads a fault's values: from the row fetched with it, or from the parent or store.
     func fulfillFault(_ object: ManagedObject) {
         guard object._isFault else { return }
-        // The row fetched with the fault, moved out (not copied) so its values stay uniquely referenced.
-        var row = object.pendingRow.take()
+        // The row fetched with the fault (a fault's `committed`), moved out (not copied) so its
+        // values stay uniquely referenced.
+        var row = object.committed.take()
         if row == nil {
             if let batch = object.faultingBatch {
                 loadFaultingBatch(batch)
-                row = object.pendingRow.take()
+                row = object.committed.take()
             }
             if row == nil { row = try? loadRow(for: object.objectID) }
         }
