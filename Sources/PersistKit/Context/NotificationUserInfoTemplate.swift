@@ -8,7 +8,7 @@ import Foundation
 /// four posts per save that was a noticeable part of saving one object. A copy of the
 /// template keeps its bucket layout, so its indices stay valid for the copy.
 ///
-/// ``post(_:object:_:_:_:)`` goes further: each thread keeps one copy of the template, fills
+/// ``post(_:object:_:_:_:_:)`` goes further: each thread keeps one copy of the template, fills
 /// it in place, posts it and empties its values again. When no observer kept the
 /// notification, the copy is the thread's alone again and the next post allocates and copies
 /// nothing; when one did, filling it copies it first (copy on write), so what an observer
@@ -50,32 +50,17 @@ struct NotificationUserInfoTemplate {
     }
 
     /// Posts `name` from `object` on the default center, with this template's keys set to the
-    /// three values, in the order of `keys`.
-    func post(_ name: Notification.Name, object: ManagedObjectContext, _ first: Any, _ second: Any, _ third: Any) {
+    /// values, in the order of `keys`: three values for a three-key template, four (`fourth`
+    /// given) for a four-key one.
+    func post(_ name: Notification.Name, object: ManagedObjectContext, _ first: Any, _ second: Any, _ third: Any, _ fourth: Any? = nil) {
+        precondition((fourth == nil ? 3 : 4) == indices.count, "NotificationUserInfoTemplate: \(indices.count) keys, other count of values")
         var userInfo = takeThreadCopy()
         userInfo.values[indices[0]] = first
         userInfo.values[indices[1]] = second
         userInfo.values[indices[2]] = third
+        if let fourth { userInfo.values[indices[3]] = fourth }
         NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
-        userInfo.values[indices[0]] = ()
-        userInfo.values[indices[1]] = ()
-        userInfo.values[indices[2]] = ()
-        returnThreadCopy(userInfo)
-    }
-
-    /// Posts `name` from `object` on the default center, with this template's keys set to the
-    /// four values, in the order of `keys`.
-    func post(_ name: Notification.Name, object: ManagedObjectContext, _ first: Any, _ second: Any, _ third: Any, _ fourth: Any) {
-        var userInfo = takeThreadCopy()
-        userInfo.values[indices[0]] = first
-        userInfo.values[indices[1]] = second
-        userInfo.values[indices[2]] = third
-        userInfo.values[indices[3]] = fourth
-        NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
-        userInfo.values[indices[0]] = ()
-        userInfo.values[indices[1]] = ()
-        userInfo.values[indices[2]] = ()
-        userInfo.values[indices[3]] = ()
+        for index in indices { userInfo.values[index] = () }
         returnThreadCopy(userInfo)
     }
 
