@@ -22,6 +22,8 @@ extension Session {
             }
         }
         let readContext = own ? context : state.container.viewContext
-        return readContext.performAndWait { answer(requests, in: readContext) }
+        var replies: [WireReply] = []
+        readContext.performVoidAndWait { replies = answer(requests, in: readContext) }
+        return replies
     }
 }
