@@ -230,6 +230,12 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
             case .request(let request):
                 busy = true
                 let requests = batch(startingWith: request)
+                // `get`s the session can answer at once: no completion closures, no hand-off.
+                if let replies = session.answerGetsNow(requests) {
+                    finish(replies)
+                    if inputDone && pending.isEmpty { closeWhenDone() }
+                    continue
+                }
                 // Reads are answered before `handle` returns, on this thread: their replies are
                 // taken here, without a hop; later replies (writes) come back as a loop task.
                 let handoff = Locked<(inHandle: Bool, replies: [WireReply]?)>((true, nil))

@@ -92,8 +92,9 @@ extension Session {
     }
 
     /// The `result` of `get {ids, properties?}` as compact JSON text: the bytes of
-    /// ``get(_:in:)``'s result, written without building it.
-    func getResult(_ body: JSON, in context: ManagedObjectContext) throws(WireError) -> [UInt8] {
+    /// ``get(_:in:)``'s result, written without building it. `ids`, when given, are the
+    /// request's `ids` already parsed (all of them, in order).
+    func getResult(_ body: JSON, ids: [ManagedObjectID]? = nil, in context: ManagedObjectContext) throws(WireError) -> [UInt8] {
         let fields = RequestFields(body, op: "get")
         guard let idValues = try fields.array("ids") else { throw fields.missing("ids") }
         let properties = try fields.stringArray("properties")
@@ -101,7 +102,12 @@ extension Session {
         bytes.reserveCapacity(64 + 256 * idValues.count)
         JSON.append("{\"objects\":[", to: &bytes)
         for (index, value) in idValues.enumerated() {
-            let object = try existingObject(value, in: context, what: "ids")
+            let object: ManagedObject
+            if let ids, ids.count == idValues.count {
+                object = try existingObject(ids[index], in: context)
+            } else {
+                object = try existingObject(value, in: context, what: "ids")
+            }
             if let properties { for name in properties { _ = try object.entity.checkProperty(name) } }
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             WireObjectWriter.write(object, properties: properties, to: &bytes)
@@ -147,7 +153,11 @@ extension Session {
 
     /// The object `value` names, loaded in `context`; `not_found` if it does not exist (or is deleted there).
     func existingObject(_ value: JSON, in context: ManagedObjectContext, what: String) throws(WireError) -> ManagedObject {
-        let id = try WireObjectID.parse(value, coordinator: state.coordinator, what: what)
+        try existingObject(WireObjectID.parse(value, coordinator: state.coordinator, what: what), in: context)
+    }
+
+    /// The object `id` names, loaded in `context`; `not_found` if it does not exist (or is deleted there).
+    func existingObject(_ id: ManagedObjectID, in context: ManagedObjectContext) throws(WireError) -> ManagedObject {
         let object: ManagedObject
         do {
             object = try context.existingObject(with: id)

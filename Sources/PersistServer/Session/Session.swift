@@ -94,14 +94,21 @@ public final class Session: Sendable {
     /// Whether `request` is a read that ``handle(_:completion:)-([WireRequest],_)`` may answer
     /// together with the reads next to it: `get`, `fetch` and `count`.
     static func isBatchableRead(_ request: WireRequest) -> Bool {
-        kinds[request.op] == .read
+        // Compared as (small) strings: cheaper than hashing the op for `kinds`.
+        switch request.op {
+        case "get", "fetch", "count": return true
+        default: return false
+        }
     }
 
     /// Whether `request` is a write that ``handle(_:completion:)-([WireRequest],_)`` may run
     /// together with the writes next to it: `insert`, `update`, `delete`, `save`, `rollback`,
     /// `configure` and `history`, which all run on the session's own context.
     static func isBatchableWrite(_ request: WireRequest) -> Bool {
-        kinds[request.op] == .write
+        switch request.op {
+        case "insert", "update", "delete", "save", "rollback", "configure", "history": return true
+        default: return false
+        }
     }
 
     /// Answers `requests` in order; `completion` gets one reply per request, in the same order.
@@ -182,7 +189,7 @@ public final class Session: Sendable {
     static let viewContextObjectLimit = 10_000
 
     /// The replies to the reads `requests`, in order; on `readContext`'s queue.
-    private func answer(_ requests: [WireRequest], in readContext: ManagedObjectContext) -> [WireReply] {
+    func answer(_ requests: [WireRequest], in readContext: ManagedObjectContext) -> [WireReply] {
         let replies = replies(to: requests, in: readContext)
         if readContext === state.container.viewContext {
             readContext.releaseUnreferencedObjects(beyond: Self.viewContextObjectLimit)
@@ -192,19 +199,27 @@ public final class Session: Sendable {
 
     /// The replies to the reads `requests`, in order, as ``answer(_:in:)`` returns them.
     private func replies(to requests: [WireRequest], in readContext: ManagedObjectContext) -> [WireReply] {
-        if requests.count > 1 || Self.namesSeveralObjects(requests[0]) { preloadObjects(of: requests, in: readContext) }
+        // The IDs each `get` names, parsed once when they are preloaded (nil: not parsed, or
+        // one of them does not parse, so the `get` reports it itself).
+        var parsedIDs: [[ManagedObjectID]?] = []
+        if requests.count > 1 || Self.namesSeveralObjects(requests[0]) { parsedIDs = preloadObjects(of: requests, in: readContext) }
+        var index = -1
+        // Read once per batch (a copy under the state's lock), not once per request.
+        let policy = requests.count > 1 ? state.policy : nil
         return requests.map { request in
-            if requests.count > 1 {
+            index += 1
+            if let policy {
                 // A single request was logged and checked by handle(_:completion:).
                 Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
-                guard state.policy.allows(peer, op: request.op) else {
+                guard policy.allows(peer, op: request.op) else {
                     return .failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op))
                 }
             }
             if request.op == "get" {
                 // Written straight into bytes (WireObjectWriter), no JSON tree.
                 do throws(WireError) {
-                    return .encodedSuccess(id: request.id, result: try getResult(request.body, in: readContext))
+                    let ids = index < parsedIDs.count ? parsedIDs[index] : nil
+                    return .encodedSuccess(id: request.id, result: try getResult(request.body, ids: ids, in: readContext))
                 } catch {
                     return .failure(id: request.id, error: error)
                 }
@@ -222,15 +237,29 @@ public final class Session: Sendable {
 
     /// Loads the objects every `get` of `requests` names with one store call, so each `get` then
     /// finds them loaded. Anything malformed is left for the `get` itself to report.
-    private func preloadObjects(of requests: [WireRequest], in context: ManagedObjectContext) {
+    ///
+    /// Returns, for each request in order, the IDs it names when all of them parsed (`nil` for
+    /// other requests), so the `get` does not parse them again.
+    private func preloadObjects(of requests: [WireRequest], in context: ManagedObjectContext) -> [[ManagedObjectID]?] {
         var ids: [ManagedObjectID] = []
-        for request in requests where request.op == "get" && state.policy.allows(peer, op: request.op) {
-            guard case .array(let values)? = request.body["ids"] else { continue }
-            for value in values {
-                if let id = try? WireObjectID.parse(value, coordinator: state.coordinator, what: "ids") { ids.append(id) }
+        var parsed: [[ManagedObjectID]?] = []
+        parsed.reserveCapacity(requests.count)
+        let allowed = state.policy.allows(peer, op: "get")
+        for request in requests {
+            guard allowed, request.op == "get", case .array(let values)? = request.body["ids"] else {
+                parsed.append(nil)
+                continue
             }
+            var own: [ManagedObjectID] = []
+            own.reserveCapacity(values.count)
+            for value in values {
+                if let id = try? WireObjectID.parse(value, coordinator: state.coordinator, what: "ids") { own.append(id) }
+            }
+            ids.append(contentsOf: own)
+            parsed.append(own.count == values.count ? own : nil)
         }
         if ids.count > 1 { try? context.loadObjects(with: ids) }
+        return parsed
     }
 
     /// Discards the connection's pending changes, when it closes; `completion` runs after.

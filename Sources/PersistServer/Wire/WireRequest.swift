@@ -31,11 +31,17 @@ public struct WireRequest: Sendable, Equatable {
     /// - Throws: ``DecodingFailure`` with `bad_request` for a line that is not UTF-8 JSON, not an
     ///   object, has an `id` that is neither a string nor an integer, or has no string `op`.
     public static func decode(_ line: [UInt8]) throws(DecodingFailure) -> WireRequest {
+        // The common flat shape is read straight from the bytes; anything else (and every
+        // malformed line, for its specific error) goes through the general parser.
         let json: JSON
-        do {
-            json = try JSONParser.parse(line)
-        } catch {
-            throw DecodingFailure(id: .null, error: WireError(.badRequest, "the line is not valid JSON: \(error)"))
+        if let simple = SimpleRequestParser.parse(line) {
+            json = simple
+        } else {
+            do {
+                json = try JSONParser.parse(line)
+            } catch {
+                throw DecodingFailure(id: .null, error: WireError(.badRequest, "the line is not valid JSON: \(error)"))
+            }
         }
         guard case .object = json else {
             throw DecodingFailure(id: .null, error: WireError(.badRequest, "a request must be a JSON object, not \(json.typeName)"))
