@@ -56,21 +56,42 @@ extension JSON {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    /// The decimal digits of `value` (as `String(value)` writes them).
+    /// The decimal digits of `value` (as `String(value)` writes them): one byte appended for
+    /// 0 to 9, otherwise two digits per division from a table of the pairs 00 to 99, into a
+    /// stack buffer appended once.
     static func writeInteger(_ value: Int64, to bytes: inout [UInt8]) {
+        if value >= 0 && value < 10 {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
+            return
+        }
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // 24 bytes: room for 20 digits
-        var count = 0
+        let pairs = digitPairs.utf8Start
         withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - count)...]))
+            var start = 24
+            while magnitude >= 100 {
+                let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
+                magnitude /= 100
+                start &-= 2
+                buffer[start] = pairs[pair]
+                buffer[start &+ 1] = pairs[pair &+ 1]
+            }
+            if magnitude >= 10 {
+                let pair = Int(truncatingIfNeeded: magnitude) &* 2
+                start &-= 2
+                buffer[start] = pairs[pair]
+                buffer[start &+ 1] = pairs[pair &+ 1]
+            } else {
+                start &-= 1
+                buffer[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
+            }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
         }
     }
+
+    /// `00`, `01`, … `99`: the two digits of `n` at offset `2 * n`.
+    private static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
     /// A JSON string literal for `value`, escaping byte by byte: `"` and `\`, control
     /// characters (`\n`, `\r`, `\t`, `\b`, `\f`, else `\u00xx`), and U+2028/U+2029.
