@@ -231,8 +231,11 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
                 busy = true
                 let requests = batch(startingWith: request)
                 // `get`s the session can answer at once: no completion closures, no hand-off.
-                if let replies = session.answerGetsNow(requests) {
-                    finish(replies)
+                // Their replies are written straight into `output`, not built apart and copied.
+                let idle = outputStart >= output.count
+                if session.answerGetsNow(requests, into: &output) {
+                    if idle { lastWrite = .now() }
+                    finishWritten(requests.count)
                     if inputDone && pending.isEmpty { closeWhenDone() }
                     continue
                 }
@@ -298,6 +301,17 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
             for reply in replies { reply.write(to: &output) }
             flush()
         }
+        moveEvents()
+    }
+
+    /// The `count` requests in flight were answered with replies already written into
+    /// `output`: sends them with one `send`, and lets the next request start.
+    private func finishWritten(_ count: Int) {
+        busy = false
+        queuedRequests -= count
+        lastActivity = .now()
+        statistics.requestsServed.add(count, ordering: .relaxed)
+        if !closed { flush() }
         moveEvents()
     }
 

@@ -95,11 +95,19 @@ extension Session {
     /// ``get(_:in:)``'s result, written without building it. `ids`, when given, are the
     /// request's `ids` already parsed (all of them, in order).
     func getResult(_ body: JSON, ids: [ManagedObjectID]? = nil, in context: ManagedObjectContext) throws(WireError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        if case .array(let values)? = body["ids"] { bytes.reserveCapacity(64 + 256 * values.count) }
+        try writeGetResult(body, ids: ids, in: context, to: &bytes)
+        return bytes
+    }
+
+    /// Appends ``getResult(_:ids:in:)``'s bytes to `bytes`; on an error, what it appended
+    /// so far stays (the caller removes it).
+    func writeGetResult(_ body: JSON, ids: [ManagedObjectID]?, in context: ManagedObjectContext,
+                        to bytes: inout [UInt8]) throws(WireError) {
         let fields = RequestFields(body, op: "get")
         guard let idValues = try fields.array("ids") else { throw fields.missing("ids") }
         let properties = try fields.stringArray("properties")
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + 256 * idValues.count)
         JSON.append("{\"objects\":[", to: &bytes)
         for (index, value) in idValues.enumerated() {
             let object: ManagedObject
@@ -113,7 +121,6 @@ extension Session {
             WireObjectWriter.write(object, properties: properties, to: &bytes)
         }
         JSON.append("]}", to: &bytes)
-        return bytes
     }
 
     // MARK: - Helpers

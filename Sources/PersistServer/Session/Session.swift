@@ -230,7 +230,7 @@ public final class Session: Sendable {
 
     /// Whether `request` is a `get` of more than one ID (whose objects are then loaded with
     /// one store call, as for a batch, rather than one by one).
-    private static func namesSeveralObjects(_ request: WireRequest) -> Bool {
+    static func namesSeveralObjects(_ request: WireRequest) -> Bool {
         guard request.op == "get", case .array(let values)? = request.body["ids"] else { return false }
         return values.count > 1
     }
@@ -240,7 +240,7 @@ public final class Session: Sendable {
     ///
     /// Returns, for each request in order, the IDs it names when all of them parsed (`nil` for
     /// other requests), so the `get` does not parse them again.
-    private func preloadObjects(of requests: [WireRequest], in context: ManagedObjectContext) -> [[ManagedObjectID]?] {
+    func preloadObjects(of requests: [WireRequest], in context: ManagedObjectContext) -> [[ManagedObjectID]?] {
         var ids: [ManagedObjectID] = []
         var parsed: [[ManagedObjectID]?] = []
         parsed.reserveCapacity(requests.count)
