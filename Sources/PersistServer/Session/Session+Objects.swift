@@ -160,7 +160,7 @@ extension Session {
 
     /// The object `value` names, loaded in `context`; `not_found` if it does not exist (or is deleted there).
     func existingObject(_ value: JSON, in context: ManagedObjectContext, what: String) throws(WireError) -> ManagedObject {
-        try existingObject(WireObjectID.parse(value, coordinator: state.coordinator, what: what), in: context)
+        try existingObject(WireObjectID.parse(value, coordinator: state.coordinator, what: what, prefix: idPrefix), in: context)
     }
 
     /// The object `id` names, loaded in `context`; `not_found` if it does not exist (or is deleted there).

@@ -34,6 +34,9 @@ public final class Session: Sendable {
     /// runs one request (or batch) at a time, so no write is running when a read reads it;
     /// the write's reply reaches the loop through `EventLoop.execute` (a lock), after the store.
     let hasPendingChanges = Atomic<Bool>(false)
+    /// The store and entity of the last object ID this session's requests named, so the next
+    /// ID of the same store and entity is parsed by comparing bytes (``WireObjectIDPrefix``).
+    let idPrefix = Locked<WireObjectIDPrefix?>(nil)
 
     /// What an op needs: nothing, a read context, or the session's own context.
     enum Kind {
@@ -253,7 +256,7 @@ public final class Session: Sendable {
             var own: [ManagedObjectID] = []
             own.reserveCapacity(values.count)
             for value in values {
-                if let id = try? WireObjectID.parse(value, coordinator: state.coordinator, what: "ids") { own.append(id) }
+                if let id = try? WireObjectID.parse(value, coordinator: state.coordinator, what: "ids", prefix: idPrefix) { own.append(id) }
             }
             ids.append(contentsOf: own)
             parsed.append(own.count == values.count ? own : nil)

@@ -73,14 +73,27 @@ public enum WireObjectID {
     ///   field); `not_found` when it is well formed but names a store or entity the server does
     ///   not have.
     public static func parse(_ json: JSON, coordinator: PersistentStoreCoordinator, what: String) throws(WireError) -> ManagedObjectID {
+        try parse(json, coordinator: coordinator, what: what, prefix: nil)
+    }
+
+    /// ``parse(_:coordinator:what:)``, trying `prefix`'s store and entity first and keeping
+    /// there those of the last simple ID that parsed (see ``WireObjectIDPrefix``): the same
+    /// IDs and the same errors.
+    static func parse(_ json: JSON, coordinator: PersistentStoreCoordinator, what: String,
+                      prefix: Locked<WireObjectIDPrefix?>?) throws(WireError) -> ManagedObjectID {
         guard case .string(let text) = json else {
             throw WireError(.badRequest, "\(what) must be an object ID string, not \(json.typeName)")
         }
+        if let prefix, let id = prefix.withLock({ $0?.id(text, coordinator: coordinator) }) { return id }
         if let (store, entityName, key) = simpleParts(text) {
             // What coordinator.managedObjectID(forURIRepresentation:) does, for the simple form.
             guard coordinator.persistentStore(withIdentifier: store) != nil,
                   let entity = coordinator.managedObjectModel.entitiesByName[entityName] else {
                 throw WireError(.notFound, "no object \(text): unknown store or entity", details: [JSON.Member("object", .string(text))])
+            }
+            if let prefix {
+                let bytes = Array("x-coredata://\(store)/\(entityName)/".utf8)
+                prefix.withLock { $0 = WireObjectIDPrefix(bytes: bytes, coordinator: coordinator, store: store, entity: entity) }
             }
             return ManagedObjectID(entity: entity, storeIdentifier: store, primaryKey: key)
         }

@@ -1,0 +1,45 @@
+import Foundation
+import PersistKit
+
+/// The store and entity of a simple object ID (`x-coredata://<store>/<Entity>/p<key>`) parsed
+/// before, keyed by the bytes before its key: a connection's `get`s name IDs of one store and
+/// mostly of one entity, so ``WireObjectID/parse(_:coordinator:what:prefix:)`` compares those
+/// bytes and reads only the key, instead of making the store's and entity's strings and looking
+/// the entity up by name. The store is still asked for at every parse, so an ID of a store
+/// removed since fails as it would without the cache.
+struct WireObjectIDPrefix: Sendable {
+    /// `x-coredata://<store>/<Entity>/`.
+    var bytes: [UInt8]
+    /// The coordinator the entity was found in; another one makes the entry unused.
+    var coordinator: PersistentStoreCoordinator
+    var store: String
+    var entity: EntityDescription
+
+    /// The ID `text` names when it is this prefix then `p` and a key (decimal digits, no
+    /// overflow) and the store is still there; `nil` otherwise (the full parse then judges).
+    func id(_ text: String, coordinator: PersistentStoreCoordinator) -> ManagedObjectID? {
+        guard coordinator === self.coordinator else { return nil }
+        var text = text
+        let key = text.withUTF8 { utf8 -> Int64? in
+            let count = bytes.count
+            guard utf8.count > count + 1, utf8[count] == UInt8(ascii: "p") else { return nil }
+            let same = bytes.withUnsafeBufferPointer { prefix in
+                // Both buffers hold at least `count` bytes (checked above).
+                memcmp(prefix.baseAddress!, utf8.baseAddress!, count) == 0
+            }
+            guard same else { return nil }
+            var key: Int64 = 0
+            for index in (count + 1)..<utf8.count {
+                let byte = utf8[index]
+                guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+                let (times, overflow) = key.multipliedReportingOverflow(by: 10)
+                let (sum, carry) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+                guard !overflow, !carry else { return nil }
+                key = sum
+            }
+            return key
+        }
+        guard let key, coordinator.persistentStore(withIdentifier: store) != nil else { return nil }
+        return ManagedObjectID(entity: entity, storeIdentifier: store, primaryKey: key)
+    }
+}
