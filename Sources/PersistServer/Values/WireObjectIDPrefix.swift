@@ -24,7 +24,8 @@ struct WireObjectIDPrefix: Sendable {
             let count = bytes.count
             guard utf8.count > count + 1, utf8[count] == UInt8(ascii: "p") else { return nil }
             let same = bytes.withUnsafeBufferPointer { prefix in
-                // Both buffers hold at least `count` bytes (checked above).
+                // The force-unwraps cannot fail: `bytes` is never empty (it starts `x-coredata://`)
+                // and `utf8` holds more than `count` bytes (checked above).
                 memcmp(prefix.baseAddress!, utf8.baseAddress!, count) == 0
             }
             guard same else { return nil }
