@@ -125,7 +125,7 @@ struct SimpleRequestParserTests {
 
     @Test("random edits of request lines: the fast path declines or agrees with the general parser")
     func mutations() {
-        var generator = SplitMix(seed: 0x5EED)
+        var generator = MigrationCrashTests.SplitMix64(state: 0x5EED)
         let alphabet = Array(#"{}[]",: -0123456789.eE\"abuxé"#.utf8) + [0x00, 0x09, 0x0A, 0x0D, 0x80, 0xFF]
         var accepted = 0
         for round in 0..<4_000 {
@@ -147,18 +147,5 @@ struct SimpleRequestParserTests {
             }
         }
         #expect(accepted > 0)
-    }
-}
-
-/// A small deterministic generator (SplitMix64) for the mutation test.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -49,17 +49,7 @@ public enum WireObjectID {
             guard let store = part({ isNameByte($0) || $0 == UInt8(ascii: "-") }), let entity = part(isNameByte),
                   index < bytes.count, bytes[index] == UInt8(ascii: "p") else { return nil }
             index += 1
-            guard index < bytes.count else { return nil }
-            var key: Int64 = 0
-            while index < bytes.count {
-                let byte = bytes[index]
-                guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
-                let (times, overflow) = key.multipliedReportingOverflow(by: 10)
-                let (sum, carry) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
-                guard !overflow, !carry else { return nil }
-                key = sum
-                index += 1
-            }
+            guard let key = primaryKey(in: bytes, from: index) else { return nil }
             return (String(decoding: UnsafeBufferPointer(rebasing: bytes[store]), as: UTF8.self),
                     String(decoding: UnsafeBufferPointer(rebasing: bytes[entity]), as: UTF8.self), key)
         }
@@ -108,5 +98,23 @@ public enum WireObjectID {
             throw WireError(.notFound, "no object \(text): unknown store or entity", details: [JSON.Member("object", .string(text))])
         }
         return id
+    }
+}
+
+extension WireObjectID {
+    /// The primary key written in `bytes` from `start` to the end: one decimal digit or more,
+    /// no sign, within `Int64`; `nil` otherwise.
+    static func primaryKey(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int64? {
+        guard start < bytes.count else { return nil }
+        var key: Int64 = 0
+        for index in start..<bytes.count {
+            let byte = bytes[index]
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            let (times, overflow) = key.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            guard !overflow, !carry else { return nil }
+            key = sum
+        }
+        return key
     }
 }

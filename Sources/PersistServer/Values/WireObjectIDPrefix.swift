@@ -29,16 +29,7 @@ struct WireObjectIDPrefix: Sendable {
                 memcmp(prefix.baseAddress!, utf8.baseAddress!, count) == 0
             }
             guard same else { return nil }
-            var key: Int64 = 0
-            for index in (count + 1)..<utf8.count {
-                let byte = utf8[index]
-                guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
-                let (times, overflow) = key.multipliedReportingOverflow(by: 10)
-                let (sum, carry) = times.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
-                guard !overflow, !carry else { return nil }
-                key = sum
-            }
-            return key
+            return WireObjectID.primaryKey(in: utf8, from: count + 1)
         }
         guard let key, coordinator.persistentStore(withIdentifier: store) != nil else { return nil }
         return ManagedObjectID(entity: entity, storeIdentifier: store, primaryKey: key)
