@@ -17,10 +17,8 @@ extension Session {
         guard own || state.queriesOnViewContext.load(ordering: .acquiring) == 0 else { return false }
         if requests.count == 1 {
             // A batch's requests are logged and checked one by one in `writeGets`.
-            let request = requests[0]
-            Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
-            guard state.policy.allows(peer, op: request.op) else {
-                WireReply.failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op)).write(to: &output)
+            if let refusal = admit(requests[0], under: state.policy) {
+                WireReply.failure(id: requests[0].id, error: refusal).write(to: &output)
                 return true
             }
         }
@@ -41,16 +39,13 @@ extension Session {
         for (index, request) in requests.enumerated() {
             if let policy {
                 // A single request was logged and checked by answerGetsNow.
-                Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
-                guard policy.allows(peer, op: request.op) else {
-                    WireReply.failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op)).write(to: &output)
+                if let refusal = admit(request, under: policy) {
+                    WireReply.failure(id: request.id, error: refusal).write(to: &output)
                     continue
                 }
             }
             let mark = output.count
-            JSON.append("{\"id\":", to: &output)
-            request.id.write(to: &output)
-            JSON.append(",\"ok\":true,\"result\":", to: &output)
+            WireReply.writeSuccessStart(id: request.id, to: &output)
             do throws(WireError) {
                 try writeGetResult(request.body, ids: index < parsedIDs.count ? parsedIDs[index] : nil, in: readContext, to: &output)
                 JSON.append("}\n", to: &output)

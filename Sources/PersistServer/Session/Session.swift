@@ -47,12 +47,17 @@ public final class Session: Sendable {
         case subscription
     }
 
-    static let kinds: [String: Kind] = [
-        "hello": .server, "model": .server, "ping": .server, "stats": .server,
-        "get": .read, "fetch": .read, "count": .read,
-        "insert": .write, "update": .write, "delete": .write, "save": .write, "rollback": .write,
-        "configure": .write, "history": .write, "subscribe": .subscription, "unsubscribe": .subscription,
-    ]
+    /// The kind of `op`; `nil` for an op the protocol does not have. Compared as (small)
+    /// strings, the reads first: cheaper than hashing the op for a table.
+    static func kind(of op: String) -> Kind? {
+        switch op {
+        case "get", "fetch", "count": return .read
+        case "insert", "update", "delete", "save", "rollback", "configure", "history": return .write
+        case "hello", "model", "ping", "stats": return .server
+        case "subscribe", "unsubscribe": return .subscription
+        default: return nil
+        }
+    }
 
     /// Creates a session with a new background context.
     public init(state: ServerState, peer: PeerCredentials?, name: String) {
@@ -64,14 +69,13 @@ public final class Session: Sendable {
 
     /// Answers `request`; `completion` gets the reply.
     public func handle(_ request: WireRequest, completion: @escaping @Sendable (WireReply) -> Void) {
-        guard let kind = Self.kinds[request.op] else {
+        guard let kind = Self.kind(of: request.op) else {
             completion(.failure(id: request.id, error: WireError(.unknownOp, "unknown op \"\(request.op)\"",
                                                                  details: [JSON.Member("op", .string(request.op))])))
             return
         }
-        Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
-        guard state.policy.allows(peer, op: request.op) else {
-            completion(.failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op)))
+        if let refusal = admit(request, under: state.policy) {
+            completion(.failure(id: request.id, error: refusal))
             return
         }
         switch kind {
@@ -94,24 +98,25 @@ public final class Session: Sendable {
         }
     }
 
+    /// Logs `request` and checks it against `policy` (the state's, read once per batch): the
+    /// refusal when the peer may not run its op, else `nil`. A request alone is admitted when
+    /// it comes, each of a batch of reads when its turn comes.
+    func admit(_ request: WireRequest, under policy: AccessPolicy) -> WireError? {
+        Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
+        return policy.allows(peer, op: request.op) ? nil : AccessPolicy.refusal(peer, op: request.op)
+    }
+
     /// Whether `request` is a read that ``handle(_:completion:)-([WireRequest],_)`` may answer
     /// together with the reads next to it: `get`, `fetch` and `count`.
     static func isBatchableRead(_ request: WireRequest) -> Bool {
-        // Compared as (small) strings: cheaper than hashing the op for `kinds`.
-        switch request.op {
-        case "get", "fetch", "count": return true
-        default: return false
-        }
+        kind(of: request.op) == .read
     }
 
     /// Whether `request` is a write that ``handle(_:completion:)-([WireRequest],_)`` may run
     /// together with the writes next to it: `insert`, `update`, `delete`, `save`, `rollback`,
     /// `configure` and `history`, which all run on the session's own context.
     static func isBatchableWrite(_ request: WireRequest) -> Bool {
-        switch request.op {
-        case "insert", "update", "delete", "save", "rollback", "configure", "history": return true
-        default: return false
-        }
+        kind(of: request.op) == .write
     }
 
     /// Answers `requests` in order; `completion` gets one reply per request, in the same order.
@@ -213,10 +218,7 @@ public final class Session: Sendable {
             index += 1
             if let policy {
                 // A single request was logged and checked by handle(_:completion:).
-                Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
-                guard policy.allows(peer, op: request.op) else {
-                    return .failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op))
-                }
+                if let refusal = admit(request, under: policy) { return .failure(id: request.id, error: refusal) }
             }
             if request.op == "get" {
                 // Written straight into bytes (WireObjectWriter), no JSON tree.

@@ -41,9 +41,7 @@ public enum WireReply: Sendable, Equatable {
     func write(to bytes: inout [UInt8]) {
         switch self {
         case .success(let id, let result):
-            JSON.append("{\"id\":", to: &bytes)
-            id.write(to: &bytes)
-            JSON.append(",\"ok\":true,\"result\":", to: &bytes)
+            Self.writeSuccessStart(id: id, to: &bytes)
             result.write(to: &bytes)
             bytes.append(UInt8(ascii: "}"))
         case .failure(let id, let error):
@@ -53,14 +51,20 @@ public enum WireReply: Sendable, Equatable {
             error.json.write(to: &bytes)
             bytes.append(UInt8(ascii: "}"))
         case .encodedSuccess(let id, let result):
-            JSON.append("{\"id\":", to: &bytes)
-            id.write(to: &bytes)
-            JSON.append(",\"ok\":true,\"result\":", to: &bytes)
+            Self.writeSuccessStart(id: id, to: &bytes)
             bytes.append(contentsOf: result)
             bytes.append(UInt8(ascii: "}"))
         case .event:
             json.write(to: &bytes)
         }
         bytes.append(UInt8(ascii: "\n"))
+    }
+
+    /// Appends a success line's start, `{"id":<id>,"ok":true,"result":`; the result, `}` and
+    /// `\n` follow (what ``write(to:)`` writes for ``success(id:result:)``).
+    static func writeSuccessStart(id: JSON, to bytes: inout [UInt8]) {
+        JSON.append("{\"id\":", to: &bytes)
+        id.write(to: &bytes)
+        JSON.append(",\"ok\":true,\"result\":", to: &bytes)
     }
 }
