@@ -13,8 +13,9 @@ public enum WireObjectID {
         return id.uriRepresentation().absoluteString
     }
 
-    /// ASCII letters, digits and `_`: bytes that URLs and percent-encoding leave alone.
-    private static func isNameByte(_ byte: UInt8) -> Bool {
+    /// ASCII letters, digits and `_`: bytes that URLs and percent-encoding leave alone (the
+    /// bytes of a simple ID's store and entity, here and in ``WireObjectWriter``).
+    static func isNameByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
              UInt8(ascii: "_"): return true

@@ -53,18 +53,9 @@ enum WireObjectWriter {
     private static func appendName(_ text: String, dash: Bool, to bytes: inout [UInt8]) -> Bool {
         var text = text
         return text.withUTF8 { utf8 in
-            for byte in utf8 where !(isNameByte(byte) || (dash && byte == UInt8(ascii: "-"))) { return false }
+            for byte in utf8 where !(WireObjectID.isNameByte(byte) || (dash && byte == UInt8(ascii: "-"))) { return false }
             bytes.append(contentsOf: utf8)
             return true
-        }
-    }
-
-    /// ASCII letters, digits and `_` (as `WireObjectID` accepts in a simple ID).
-    private static func isNameByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "_"): return true
-        default: return false
         }
     }
 
