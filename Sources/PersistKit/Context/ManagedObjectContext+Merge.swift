@@ -81,12 +81,8 @@ extension ManagedObjectContext {
                 refreshed.insert(object)
             }
             if refreshed.isEmpty && deleted.isEmpty && changes.inserted.isEmpty { return }
-            post(Self.didChangeObjectsNotification, userInfo: [
-                Self.refreshedObjectsKey: refreshed,
-                Self.deletedObjectsKey: deleted,
-                Self.insertedObjectsKey: Set<ManagedObject>(),
-                Self.updatedObjectsKey: Set<ManagedObject>(),
-            ])
+            Self.mergedObjectsUserInfo.post(Self.didChangeObjectsNotification, object: self,
+                                            refreshed, deleted, Set<ManagedObject>(), Set<ManagedObject>())
         }
     }
 

@@ -37,6 +37,9 @@ extension ManagedObjectContext {
         keys: [insertedObjectsKey, updatedObjectsKey, deletedObjectsKey, savedChangesKey])
     nonisolated(unsafe) static let savedObjectIDsUserInfo = NotificationUserInfoTemplate(
         keys: [insertedObjectIDsKey, updatedObjectIDsKey, deletedObjectIDsKey, savedChangesKey])
+    /// The objects-did-change notification of a merge of another context's save.
+    nonisolated(unsafe) static let mergedObjectsUserInfo = NotificationUserInfoTemplate(
+        keys: [refreshedObjectsKey, deletedObjectsKey, insertedObjectsKey, updatedObjectsKey])
 
     /// Posts `name` with `userInfo`, built with `AnyHashable` keys as `Notification` keeps them
     /// (a `[String: Any]` would be converted, key by key, at every post).

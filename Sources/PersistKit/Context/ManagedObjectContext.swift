@@ -88,6 +88,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         get { settings.withLock { $0.parent } }
         set {
             settings.withLock { $0.parent = newValue }
+            MergeTargets.contextSettingsChanged()
             newValue?.settings.withLock { parentSettings in
                 parentSettings.children.removeAll { $0.context == nil }
                 parentSettings.children.append(WeakContext(context: self))
@@ -105,7 +106,10 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// coordinator) are merged into this context automatically.
     public var automaticallyMergesChangesFromParent: Bool {
         get { settings.withLock { $0.automaticallyMergesChangesFromParent } }
-        set { settings.withLock { $0.automaticallyMergesChangesFromParent = newValue } }
+        set {
+            settings.withLock { $0.automaticallyMergesChangesFromParent = newValue }
+            MergeTargets.contextSettingsChanged()
+        }
     }
 
     /// How a save resolves conflicts with changes saved by others.

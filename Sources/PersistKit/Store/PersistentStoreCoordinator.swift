@@ -15,6 +15,8 @@ public final class PersistentStoreCoordinator: Sendable {
     /// Saves waiting to be merged into each context (by identity), in save order; a context
     /// has an entry only while a block that will merge them is scheduled on its queue.
     private let pendingMerges = Locked<[ObjectIdentifier: [SavedChanges]]>([:])
+    /// The contexts each save is merged into, kept between saves (see ``MergeTargets``).
+    private let mergeTargets = Locked(MergeTargets())
     /// One observer per store opened with `remoteChangeNotificationPost`, by store identifier.
     private let remoteObservers = Locked<[String: RemoteChangeObserver]>([:])
     private static let storeClasses = Locked<[StoreType: any PersistentStore.Type]>(StoreRegistry.builtIn)
@@ -120,6 +122,19 @@ public final class PersistentStoreCoordinator: Sendable {
             list.removeAll { $0.context == nil }
             list.append(WeakContext(context: context))
         }
+        MergeTargets.contextSettingsChanged()
+    }
+
+    /// The root contexts that merge saves automatically, from the list kept since the last
+    /// change of any context's settings, or worked out again.
+    private func currentMergeTargets() -> [WeakContext] {
+        let generation = MergeTargets.generation.withLock { $0 }
+        if let kept = mergeTargets.withLock({ $0.madeAt == generation ? $0.contexts : nil }) { return kept }
+        // The contexts' settings are read outside the coordinator's locks.
+        let all = contexts.withLock { $0.compactMap(\.context) }
+        let targets = all.filter { $0.parent == nil && $0.automaticallyMergesChangesFromParent }.map { WeakContext(context: $0) }
+        mergeTargets.withLock { $0 = MergeTargets(madeAt: generation, contexts: targets) }
+        return targets
     }
 
     /// Tells every other root context of this coordinator that `context` saved `changes`.
@@ -129,14 +144,9 @@ public final class PersistentStoreCoordinator: Sendable {
     /// same block: under many concurrent saves a busy view context is woken once per run of
     /// saves rather than once per save.
     func contextDidSave(_ context: ManagedObjectContext, changes: SavedChanges) {
-        // One pass, and no array at all when the saving context is the only one (the usual case).
-        let others = contexts.withLock { list in
-            var others: [ManagedObjectContext] = []
-            for entry in list { if let other = entry.context, other !== context { others.append(other) } }
-            return others
-        }
-        if others.isEmpty { return }
-        for other in others where other.parent == nil && other.automaticallyMergesChangesFromParent {
+        // Only the contexts that merge are looked at, not every context of the coordinator.
+        for entry in currentMergeTargets() {
+            guard let other = entry.context, other !== context else { continue }
             let key = ObjectIdentifier(other)
             let schedule = pendingMerges.withLock { pending in
                 pending[key, default: []].append(changes)

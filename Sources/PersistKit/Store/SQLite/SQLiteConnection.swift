@@ -36,6 +36,9 @@ public final class SQLiteConnection {
     private var transactionDepth = 0
     /// Primary keys reserved ahead by this connection's saves (see ``SQLiteKeyReservations``).
     var keyReservations = SQLiteKeyReservations()
+    /// Keys of history strings seen in committed transactions (see ``SQLiteHistoryStrings``):
+    /// kept pending inside a transaction, trusted at `COMMIT`, dropped at `ROLLBACK`.
+    var historyStrings = SQLiteHistoryStrings()
 
     /// The number of statements started on this connection (each run of a prepared statement,
     /// each statement of ``execute(_:)``), for tests and diagnostics.
@@ -254,8 +257,10 @@ public final class SQLiteConnection {
         do {
             let result = try body()
             try cachedStatement(key: SQLiteWriteStatementKey.commit) { "COMMIT TRANSACTION" }.execute()
+            historyStrings.commit()
             return result
         } catch {
+            historyStrings.rollBack()
             // A failed statement may already have rolled back the transaction (for example
             // SQLITE_FULL); "ROLLBACK" then fails with "no transaction is active", which is fine.
             if !isAutocommit { try? execute("ROLLBACK TRANSACTION") }

@@ -50,19 +50,25 @@ extension SQLiteStore {
                             try group[0].body?(connection)
                             return
                         }
+                        // Prepared once per connection, found by integer keys.
+                        func run(_ key: Int, _ sql: String) throws {
+                            try connection.cachedStatement(key: key) { sql }.execute()
+                        }
                         for write in group {
-                            try connection.execute("SAVEPOINT \"persist_write\"", [])
+                            try run(SQLiteWriteStatementKey.savepoint, #"SAVEPOINT "persist_write""#)
                             do {
                                 try write.body?(connection)
-                                try connection.execute("RELEASE \"persist_write\"", [])
+                                try run(SQLiteWriteStatementKey.releaseSavepoint, #"RELEASE "persist_write""#)
                             } catch {
                                 // The whole transaction is gone (SQLITE_FULL and the like), or the
                                 // store is busy: the group fails, or is retried, as one.
                                 if connection.isAutocommit { throw error }
                                 if let sqlite = error as? SQLiteError, Self.isBusy(sqlite) { throw error }
-                                try connection.execute("ROLLBACK TO \"persist_write\"", [])
-                                try connection.execute("RELEASE \"persist_write\"", [])
+                                try run(SQLiteWriteStatementKey.rollbackToSavepoint, #"ROLLBACK TO "persist_write""#)
+                                try run(SQLiteWriteStatementKey.releaseSavepoint, #"RELEASE "persist_write""#)
                                 connection.keyReservations.forgetBlocks()
+                                // History strings the write inserted are gone with it.
+                                connection.historyStrings.rollBack()
                                 write.failure = mapped(error, write.what)
                             }
                         }

@@ -59,22 +59,45 @@ extension SQLiteStore: PersistentHistoryStore {
     /// Records `changes` as one history transaction, on `connection` inside the save's own
     /// SQLite transaction; returns the transaction's number.
     func recordHistory(_ changes: StoreSaveRequest, _ connection: SQLiteConnection) throws -> Int64 {
-        let keys = try stringKeys([changes.transactionAuthor, Self.processInfo.bundleID, changes.contextName, Self.processInfo.processID],
-                                  connection)
-        try connection.execute("""
+        // Prepared once per connection, found by an integer key (no SQL text hashed per save).
+        let transaction = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyTransaction) {
+            """
             INSERT INTO "ATRANSACTION" ("Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP") \
             VALUES (?, 1, ?, ?, ?, ?, ?)
-            """, [.integer(Self.transactionEntityNumber), keys[0], keys[1], keys[2], keys[3],
-                  .double(Date().timeIntervalSinceReferenceDate)])
+            """
+        }
+        try transaction.bind(.integer(Self.transactionEntityNumber), at: 1)
+        try transaction.bind(try stringKey(changes.transactionAuthor, connection), at: 2)
+        try transaction.bind(try stringKey(Self.processInfo.bundleID, connection), at: 3)
+        try transaction.bind(try stringKey(changes.contextName, connection), at: 4)
+        try transaction.bind(try stringKey(Self.processInfo.processID, connection), at: 5)
+        try transaction.bind(.double(Date().timeIntervalSinceReferenceDate), at: 6)
+        while try transaction.step() {}
+        transaction.reset()
         let number = connection.lastInsertRowID
-        let insertChange = """
+        let insertChange = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyChange) {
+            """
             INSERT INTO "ACHANGE" ("Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS", "ZTOMBSTONE") \
             VALUES (?, 1, ?, ?, ?, ?, ?, ?)
             """
+        }
+        // Rows of one entity come together: its number is looked up once per run.
+        var lastEntity: EntityDescription?
+        var lastEntityNumber: Int64 = 0
         func record(_ id: ManagedObjectID, _ type: PersistentHistoryChange.ChangeType, columns: StoreValue = .null, tombstone: StoreValue = .null) throws {
-            let entityNumber = schema.layout(of: id.entity).map { Int64($0.number) } ?? 0
-            try connection.execute(insertChange, [.integer(Self.changeEntityNumber), .integer(Int64(type.rawValue)), .integer(entityNumber), .integer(id.primaryKey),
-                                                  .integer(number), columns, tombstone])
+            if id.entity !== lastEntity {
+                lastEntity = id.entity
+                lastEntityNumber = schema.layout(of: id.entity).map { Int64($0.number) } ?? 0
+            }
+            try insertChange.bind(.integer(Self.changeEntityNumber), at: 1)
+            try insertChange.bind(.integer(Int64(type.rawValue)), at: 2)
+            try insertChange.bind(.integer(lastEntityNumber), at: 3)
+            try insertChange.bind(.integer(id.primaryKey), at: 4)
+            try insertChange.bind(.integer(number), at: 5)
+            try insertChange.bind(columns, at: 6)
+            try insertChange.bind(tombstone, at: 7)
+            while try insertChange.step() {}
+            insertChange.reset()
         }
         for row in changes.inserted { try record(row.objectID, .insert) }
         for row in changes.updated {
@@ -86,6 +109,7 @@ extension SQLiteStore: PersistentHistoryStore {
         }
         // Objects whose to-many relationships changed but which are not in `updated` (the
         // context sends both sides of a relationship; only one may have a row change).
+        guard !changes.toManyChanges.isEmpty else { return number }
         let written = Set(changes.updated.map(\.objectID)).union(changes.inserted.map(\.objectID)).union(changes.deleted.map(\.objectID))
         var extra: [ManagedObjectID: Set<String>] = [:]
         for change in changes.toManyChanges where !written.contains(change.source) {
@@ -97,20 +121,35 @@ extension SQLiteStore: PersistentHistoryStore {
         return number
     }
 
-    /// The `Z_PK` in `ATRANSACTIONSTRING` of each of `texts` (`NULL` for `nil`), adding the ones
-    /// missing: a `SELECT` per text, and an `INSERT` only for a text new to the store (once per
-    /// author, context name or process), instead of an `INSERT OR IGNORE` before every `SELECT`.
-    /// (One `SELECT … IN (…)` for all of them costs more: SQLite builds an ephemeral table for
-    /// the list.) Inside the save's transaction, which holds the write lock.
-    private func stringKeys(_ texts: [String?], _ connection: SQLiteConnection) throws -> [StoreValue] {
-        let select = #"SELECT "Z_PK" FROM "ATRANSACTIONSTRING" WHERE "ZNAME" = ?"#
-        return try texts.map { text -> StoreValue in
-            guard let text else { return .null }
-            if let key = try connection.int64(select, [.string(text)]) { return .integer(key) }
-            try connection.execute(#"INSERT OR IGNORE INTO "ATRANSACTIONSTRING" ("Z_ENT", "Z_OPT", "ZNAME") VALUES (?, 1, ?)"#,
-                                   [.integer(Self.stringEntityNumber), .string(text)])
-            return try connection.int64(select, [.string(text)]).map { .integer($0) } ?? .null
+    /// The `Z_PK` in `ATRANSACTIONSTRING` of `text` (`NULL` for `nil`), adding it when missing.
+    /// A key a committed transaction of this connection saw is taken from
+    /// ``SQLiteConnection/historyStrings`` (string rows are never deleted or changed);
+    /// otherwise a `SELECT`, and an `INSERT` only for a text new to the store (once per
+    /// author, context name or process). (One `SELECT … IN (…)` for a save's four strings
+    /// costs more: SQLite builds an ephemeral table for the list.) Inside the save's
+    /// transaction, which holds the write lock.
+    private func stringKey(_ text: String?, _ connection: SQLiteConnection) throws -> StoreValue {
+        guard let text else { return .null }
+        if let key = connection.historyStrings.key(of: text) { return .integer(key) }
+        let select = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyStringKey) {
+            #"SELECT "Z_PK" FROM "ATRANSACTIONSTRING" WHERE "ZNAME" = ?"#
         }
+        func selected() throws -> Int64? {
+            try select.bind(.string(text), at: 1)
+            defer { select.reset() }
+            guard try select.step(), !select.isNull(0) else { return nil }
+            return select.int64(0)
+        }
+        if let key = try selected() {
+            connection.historyStrings.note(text, key: key)
+            return .integer(key)
+        }
+        try connection.cachedStatement(key: SQLiteWriteStatementKey.historyString) {
+            #"INSERT OR IGNORE INTO "ATRANSACTIONSTRING" ("Z_ENT", "Z_OPT", "ZNAME") VALUES (?, 1, ?)"#
+        }.execute([.integer(Self.stringEntityNumber), .string(text)])
+        guard let key = try selected() else { return .null }
+        connection.historyStrings.note(text, key: key)
+        return .integer(key)
     }
 
     /// The preserved attribute values of a deleted row, as JSON (`{"name": ["string", "Duvel"]}`),

@@ -19,6 +19,20 @@ enum SQLiteWriteStatementKey {
     static let readKeyMaximum = (1 << 41) + 9
     /// `UPDATE "Z_PRIMARYKEY" SET "Z_MAX" = ? WHERE "Z_ENT" = ?`.
     static let writeKeyMaximum = (1 << 41) + 10
+    /// `SAVEPOINT "persist_write"` (a write of a group commit).
+    static let savepoint = (1 << 41) + 11
+    /// `RELEASE "persist_write"`.
+    static let releaseSavepoint = (1 << 41) + 12
+    /// `ROLLBACK TO "persist_write"`.
+    static let rollbackToSavepoint = (1 << 41) + 13
+    /// The `INSERT` of a history transaction (`ATRANSACTION`).
+    static let historyTransaction = (1 << 41) + 14
+    /// The `INSERT` of a history change (`ACHANGE`).
+    static let historyChange = (1 << 41) + 15
+    /// The `SELECT` of a history string's key (`ATRANSACTIONSTRING`).
+    static let historyStringKey = (1 << 41) + 16
+    /// The `INSERT OR IGNORE` of a history string.
+    static let historyString = (1 << 41) + 17
 
     /// The `INSERT` of rows of the entity numbered `entityNumber`.
     static func insert(entityNumber: Int) -> Int { (1 << 42) + entityNumber }
