@@ -90,4 +90,26 @@ struct HistoryStringKeysTests {
         #expect(history.transactions.map(\.contextName) == (0..<8).map { "context \($0 % 2)" })
         #expect(try S.query(path, "SELECT COUNT(*) FROM ATRANSACTIONSTRING") == [["7"]])
     }
+
+    /// Objects given their keys inside the save's transaction are recorded under their
+    /// permanent IDs, with the updates and deletes of the same save.
+    @Test func insertedObjectsAreRecordedUnderTheirPermanentIDs() throws {
+        let coordinator = try S.coordinator(try S.storePath(), model: PersistentHistoryTests.model())
+        let context = M.context(coordinator)
+        let kept = M.insert("Counter", into: context, ["name": "kept"])
+        let gone = M.insert("Counter", into: context, ["name": "gone"])
+        try context.save()
+        kept.setValue(Int64(2), forKey: "value")
+        context.delete(gone)
+        let new = (0..<3).map { M.insert("Counter", into: context, ["name": "new \($0)"]) }
+        try context.save()
+        #expect(new.allSatisfy { !$0.objectID.isTemporaryID })
+        let history = try context.execute(PersistentHistoryChangeRequest.fetchHistory(after: nil as PersistentHistoryToken?))
+        #expect(history.transactions.count == 2)
+        #expect(Set(history.transactions[0].changes.map(\.changedObjectID)) == [kept.objectID, gone.objectID])
+        let last = try #require(history.transactions.last)
+        #expect(Set(last.changes.filter { $0.changeType == .insert }.map(\.changedObjectID)) == Set(new.map(\.objectID)))
+        #expect(last.changes.filter { $0.changeType == .update }.map(\.changedObjectID) == [kept.objectID])
+        #expect(last.changes.filter { $0.changeType == .delete }.map(\.changedObjectID) == [gone.objectID])
+    }
 }

@@ -57,8 +57,11 @@ extension SQLiteStore: PersistentHistoryStore {
     // MARK: - Recording
 
     /// Records `changes` as one history transaction, on `connection` inside the save's own
-    /// SQLite transaction; returns the transaction's number.
-    func recordHistory(_ changes: StoreSaveRequest, _ connection: SQLiteConnection) throws -> Int64 {
+    /// SQLite transaction; returns the transaction's number. `insertedIDs`, when not empty,
+    /// holds the permanent IDs of the inserted rows by position (`nil`: the row's own ID), for
+    /// a request that still carries temporary ones.
+    func recordHistory(_ changes: StoreSaveRequest, _ connection: SQLiteConnection,
+                       insertedIDs: [ManagedObjectID?] = []) throws -> Int64 {
         // Prepared once per connection, found by an integer key (no SQL text hashed per save).
         let transaction = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyTransaction) {
             """
@@ -99,7 +102,10 @@ extension SQLiteStore: PersistentHistoryStore {
             while try insertChange.step() {}
             insertChange.reset()
         }
-        for row in changes.inserted { try record(row.objectID, .insert) }
+        for (position, row) in changes.inserted.enumerated() {
+            let id = position < insertedIDs.count ? insertedIDs[position] ?? row.objectID : row.objectID
+            try record(id, .insert)
+        }
         for row in changes.updated {
             let keys = changes.updatedKeys[row.objectID] ?? row.objectID.entity.slots.filter { !$0.isTransient }.map(\.name)
             try record(row.objectID, .update, columns: .data(Data(keys.joined(separator: ",").utf8)))
@@ -109,6 +115,7 @@ extension SQLiteStore: PersistentHistoryStore {
         }
         // Objects whose to-many relationships changed but which are not in `updated` (the
         // context sends both sides of a relationship; only one may have a row change).
+        // (With to-many changes the request's IDs are all permanent: it was remapped.)
         guard !changes.toManyChanges.isEmpty else { return number }
         let written = Set(changes.updated.map(\.objectID)).union(changes.inserted.map(\.objectID)).union(changes.deleted.map(\.objectID))
         var extra: [ManagedObjectID: Set<String>] = [:]

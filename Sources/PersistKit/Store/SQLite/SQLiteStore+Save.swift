@@ -103,8 +103,9 @@ extension SQLiteStore: InTransactionKeyAssigning {
             let assigned = assigningKeys ? try assignKeys(to: request.inserted, connection) : []
             // The request with permanent IDs everywhere, when anything besides the inserted rows'
             // own keys needs them; otherwise (the common case: no references to new objects, no
-            // uniqueness checks, no history) the rows keep their temporary IDs and each inserted
-            // row's key is read from `keys`, by position, with no copy of the request.
+            // uniqueness checks, no to-many changes) the rows keep their temporary IDs and each
+            // inserted row's key is read from `keys`, by position, with no copy of the request
+            // (history too takes the inserted rows' IDs from `keys`).
             let remaps = !assigned.isEmpty && needsRemappedRequest(request)
             let changes = remaps ? request.remapped(assigned) : request
             let keys = remaps ? [] : assigned
@@ -179,7 +180,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
                 try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ? AND \"Z_MAX\" < ?",
                                        [.integer(key), .integer(Int64(root)), .integer(key)])
             }
-            if isHistoryTracked { historyNumber = try recordHistory(changes, connection) }
+            if isHistoryTracked { historyNumber = try recordHistory(changes, connection, insertedIDs: keys) }
             return assigned
         }
         if let historyNumber { noteOwnTransaction(historyNumber) }
@@ -187,10 +188,12 @@ extension SQLiteStore: InTransactionKeyAssigning {
     }
 
     /// Whether writing `request` needs it with permanent IDs in place of the temporary ones
-    /// beyond the inserted rows' own keys: for to-many changes, history, uniqueness checks
-    /// (which compare IDs), or a to-one value pointing at a new object.
+    /// beyond the inserted rows' own keys: for to-many changes, uniqueness checks (which
+    /// compare IDs), or a to-one value pointing at a new object. (History needs no more than
+    /// the inserted rows' keys when no to-many relationship changed: updated and deleted rows
+    /// have permanent IDs.)
     private func needsRemappedRequest(_ request: StoreSaveRequest) -> Bool {
-        if isHistoryTracked || !request.toManyChanges.isEmpty { return true }
+        if !request.toManyChanges.isEmpty { return true }
         if Self.anyConstrained(request.inserted) || Self.anyConstrained(request.updated) { return true }
         return Self.anyTemporaryReference(request.inserted) || Self.anyTemporaryReference(request.updated)
     }
