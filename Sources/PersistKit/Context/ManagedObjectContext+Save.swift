@@ -36,6 +36,18 @@ extension ManagedObjectContext {
         }
     }
 
+    /// How many objects ``insertedObjects``, ``updatedObjects`` and ``deletedObjects`` hold,
+    /// counted without building the sets (a PersistKit addition).
+    public var changeCounts: (inserted: Int, updated: Int, deleted: Int) {
+        onQueue {
+            var inserted = 0, updated = 0, deleted = 0
+            for object in insertedByID.values where !object._isDeleted { inserted += 1 }
+            for object in changedByID.values where object.isUpdated { updated += 1 }
+            for object in deletedByID.values where !object._isInserted { deleted += 1 }
+            return (inserted, updated, deleted)
+        }
+    }
+
     // MARK: - Validation
 
     func validate(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) throws {
@@ -209,27 +221,33 @@ extension ManagedObjectContext {
     }
 
     /// The objects of `inserted` that need permanent IDs before the write: those with a
-    /// temporary ID headed for a store that cannot allocate keys inside its save transaction.
-    private func objectsNeedingKeysBeforeWriting(_ inserted: [ManagedObject]) -> [ManagedObject] {
+    /// temporary ID headed for a store that cannot allocate keys inside its save transaction;
+    /// and the last entity looked up with its store, which the write then need not look up
+    /// again (see ``StoreWrites``).
+    private func objectsNeedingKeysBeforeWriting(_ inserted: [ManagedObject]) -> ([ManagedObject], StoreWrites.Known?) {
         var result: [ManagedObject] = []
         var lastEntity: EntityDescription?
+        var lastStore: (any PersistentStore)?
         var storeAssignsKeys = false
         for object in inserted where object.objectID.isTemporaryID {
             if object.entity !== lastEntity {
                 lastEntity = object.entity
                 // A missing store: obtainPermanentIDs(for:) then throws the error that says so.
-                storeAssignsKeys = (try? rootStore(for: object.entity)).flatMap(Self.keyAssigning) != nil
+                lastStore = try? rootStore(for: object.entity)
+                storeAssignsKeys = lastStore.flatMap(Self.keyAssigning) != nil
             }
             if !storeAssignsKeys { result.append(object) }
         }
-        return result
+        guard let lastEntity, let lastStore else { return (result, nil) }
+        return (result, StoreWrites.Known(entity: lastEntity, store: lastStore))
     }
 
     func commitToStores(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
                         insertedSet: Set<ManagedObject>? = nil) throws {
         // A SQLite store gives new objects their keys inside the save's transaction (one
         // transaction, and a failed save uses up no key); other stores' objects get them now.
-        try obtainPermanentIDs(for: objectsNeedingKeysBeforeWriting(inserted))
+        let (needingKeys, known) = objectsNeedingKeysBeforeWriting(inserted)
+        try obtainPermanentIDs(for: needingKeys)
         var plan = CommitPlan(inserted: inserted, updated: updated, deleted: deleted)
         try resolveConstraintClashesBeforeWriting(&plan)
         // Conflicts with other saves are found by the stores (Z_OPT checks, uniqueness checks
@@ -238,7 +256,7 @@ extension ManagedObjectContext {
         var attempt = 1
         while true {
             do {
-                try writeToStores(plan)
+                try writeToStores(plan, known: known)
                 break
             } catch let error as PersistenceError where attempt < Self.maxCommitAttempts && error.conflicts.isEmpty
                 && (error.code == .managedObjectMerge || error.code == .managedObjectConstraintMerge) {
@@ -258,8 +276,8 @@ extension ManagedObjectContext {
 
     /// Writes `plan` with one request per store, built in place: copying a request out of an
     /// array and back for every object would copy its arrays each time.
-    func writeToStores(_ plan: CommitPlan) throws {
-        var writes = StoreWrites(author: transactionAuthor, contextName: name)
+    func writeToStores(_ plan: CommitPlan, known: StoreWrites.Known? = nil) throws {
+        var writes = StoreWrites(author: transactionAuthor, contextName: name, known: known)
         for object in plan.inserted {
             let index = try writes.index(for: object.entity, in: self)
             writes.requests[index].inserted.append(object.storeRow(version: 0))
@@ -455,16 +473,25 @@ struct StoreWrites {
     /// The entity last looked up and its request: objects come grouped by entity more often than not.
     private var lastEntity: EntityDescription?
     private var lastIndex = 0
+    /// An entity whose store the save looked up already, in the same save.
+    private let known: Known?
 
-    init(author: String?, contextName: String?) {
+    /// An entity and its store, as looked up earlier in the same save.
+    struct Known {
+        let entity: EntityDescription
+        let store: any PersistentStore
+    }
+
+    init(author: String?, contextName: String?, known: Known? = nil) {
         self.author = author
         self.contextName = contextName
+        self.known = known
     }
 
     /// The index of the request for `entity`'s store, added when the store has none yet.
     mutating func index(for entity: EntityDescription, in context: ManagedObjectContext) throws -> Int {
         if entity === lastEntity { return lastIndex }
-        let store = try context.rootStore(for: entity)
+        let store = try known.flatMap { $0.entity === entity ? $0.store : nil } ?? context.rootStore(for: entity)
         let index: Int
         if let known = stores.firstIndex(where: { $0 === store }) {
             index = known

@@ -10,9 +10,7 @@ extension Session {
         if let policy { context.mergePolicy = policy }
         defer { context.mergePolicy = configured }
         context.processPendingChanges()
-        let inserted = context.insertedObjects.count
-        let updated = context.updatedObjects.count
-        let deleted = context.deletedObjects.count
+        let (inserted, updated, deleted) = context.changeCounts
         do {
             try context.save()
         } catch {
