@@ -242,6 +242,7 @@ extension ManagedObjectContext {
                                        objectID: object.objectID)
             }
             registered.removeValue(forKey: stored.objectID)
+            registryDidLetGo()
             existing.managedObjectContext = nil
         }
         let key = ObjectIdentifier(object)

@@ -115,13 +115,18 @@ extension ManagedObjectContext {
                 var rows = destinations.removeValue(forKey: source.objectID) ?? []
                 var members: [ManagedObjectID] = []
                 members.reserveCapacity(rows.count)
+                // The member objects too, so reading the relationship looks none of them up.
+                var memberObjects: [Unmanaged<ManagedObject>] = []
+                memberObjects.reserveCapacity(rows.count)
                 rows.reverse()
                 while let row = rows.popLast() {
                     members.append(row.objectID)
                     let object = materialize(row, isRoot: true)
+                    memberObjects.append(Unmanaged.passUnretained(object))
                     if checked { add(object) } else { next.append(object) }
                 }
-                source.toMany[relationship.name, default: ToManyState()].committed = members
+                source.toMany[relationship.name, default: ToManyState()]
+                    .setCommitted(members, objects: memberObjects, generation: registryGeneration)
             }
             return next
         }

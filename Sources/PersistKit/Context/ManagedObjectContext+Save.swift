@@ -333,11 +333,13 @@ extension ManagedObjectContext {
         }
         for object in deleted {
             registered.removeValue(forKey: object.objectID)
+            registryDidLetGo()
             object.managedObjectContext = nil
             if !object._isInserted { changes.deleted.append(object.objectID) }
         }
         for object in insertedByID.values where object._isDeleted {
             registered.removeValue(forKey: object.objectID)
+            registryDidLetGo()
             object.managedObjectContext = nil
         }
         Self.clearChangeSet(&insertedByID)

@@ -50,6 +50,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
 
     // Confined to `queue`, so the dynamic exclusivity checks on the hottest ones are off.
     @exclusivity(unchecked) var registered: [ManagedObjectID: ManagedObject] = [:]
+    /// One more each time the registry lets go of objects (removes them: a reset, a release, a
+    /// save or merge of deletions). Member objects a to-many state recorded at one generation
+    /// (``ToManyState/memberObjects(generation:)``) are all still registered, so alive, while
+    /// it is unchanged. Every removal from `registered` must call ``registryDidLetGo()``.
+    @exclusivity(unchecked) private(set) var registryGeneration: UInt64 = 0
     @exclusivity(unchecked) var insertedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var deletedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var changedByID: [ObjectIdentifier: ManagedObject] = [:]
@@ -296,6 +301,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let object = objectID.entity.managedObjectClass.init(fault: objectID)
         object.managedObjectContext = self
         return object
+    }
+
+    /// Records that the registry let go of (removed) objects: see ``registryGeneration``.
+    @inline(__always) func registryDidLetGo() {
+        registryGeneration &+= 1
     }
 
     /// Records that `object` changed, so saves and `hasChanges` see it.
