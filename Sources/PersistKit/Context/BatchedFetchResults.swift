@@ -100,11 +100,7 @@ final class BatchedFetchStorage {
             let id = batch[index].objectID
             guard context.registered[id] === batch[index] else { continue }
             context.registered.removeValue(forKey: id)
-            if isKnownUniquelyReferenced(&batch[index]) {
-                context.registryDidLetGo()
-            } else {
-                context.registered[id] = batch[index]
-            }
+            if !isKnownUniquelyReferenced(&batch[index]) { context.registered[id] = batch[index] }
         }
         batch = []
         batchStart = -1

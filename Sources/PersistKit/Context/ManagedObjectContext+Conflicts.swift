@@ -242,7 +242,6 @@ extension ManagedObjectContext {
                                        objectID: object.objectID)
             }
             registered.removeValue(forKey: stored.objectID)
-            registryDidLetGo()
             existing.managedObjectContext = nil
         }
         let key = ObjectIdentifier(object)

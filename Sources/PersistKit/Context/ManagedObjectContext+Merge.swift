@@ -40,7 +40,6 @@ extension ManagedObjectContext {
             var deleted: Set<ManagedObject> = []
             for id in changes.deleted {
                 guard let object = registered.removeValue(forKey: id) else { continue }
-                registryDidLetGo()
                 let key = ObjectIdentifier(object)
                 changedByID.removeValue(forKey: key)
                 deletedByID.removeValue(forKey: key)
@@ -97,7 +96,6 @@ extension ManagedObjectContext {
         onQueue {
             for object in insertedByID.values {
                 registered.removeValue(forKey: object.objectID)
-                registryDidLetGo()
                 object.managedObjectContext = nil
                 object._isInserted = false
             }

@@ -109,6 +109,9 @@ extension ManagedObjectContext {
             let checked = !next.isEmpty || !disjoint
             next.reserveCapacity(next.count + destinations.values.reduce(0) { $0 + $1.count })
             registered.reserveCapacity(registered.count + next.capacity)
+            // Taken before any member is looked up: a registry that lets go of an object while
+            // they are (none does) leaves the recorded members unused.
+            let generation = registryGeneration
             for source in needing {
                 // Taken out of the dictionary and moved out row by row (see fetchObjects): each
                 // row goes to its object while in cache, with no retain now and release later.
@@ -126,7 +129,7 @@ extension ManagedObjectContext {
                     if checked { add(object) } else { next.append(object) }
                 }
                 source.toMany[relationship.name, default: ToManyState()]
-                    .setCommitted(members, objects: memberObjects, generation: registryGeneration)
+                    .setCommitted(members, objects: memberObjects, generation: generation)
             }
             return next
         }

@@ -23,7 +23,6 @@ extension ManagedObjectContext {
                 guard var object = registered.removeValue(forKey: id) else { continue }
                 if isKnownUniquelyReferenced(&object) {
                     released += 1
-                    registryDidLetGo()
                 } else {
                     registered[id] = object
                 }
@@ -49,7 +48,6 @@ extension ManagedObjectContext {
     /// table) and ordered by address (``inPageOrder(_:)``), the table is emptied, then the
     /// ordered array goes. Objects held elsewhere are released, not freed, as before.
     func emptyRegistry(keepingCapacity: Bool, _ body: (ManagedObject) -> Void = { _ in }) {
-        registryDidLetGo()
         guard registered.count >= Self.orderedTeardownThreshold else {
             for object in registered.values { body(object) }
             registered.removeAll(keepingCapacity: keepingCapacity)

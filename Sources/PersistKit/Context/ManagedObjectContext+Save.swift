@@ -158,7 +158,7 @@ extension ManagedObjectContext {
             for (id, object) in registered {
                 rebuilt[id.isTemporaryID ? object.objectID : id] = object
             }
-            registered = rebuilt
+            registered.replaceAll(with: rebuilt)
         }
         if needsMap { remapReferences(map) }
     }
@@ -333,13 +333,11 @@ extension ManagedObjectContext {
         }
         for object in deleted {
             registered.removeValue(forKey: object.objectID)
-            registryDidLetGo()
             object.managedObjectContext = nil
             if !object._isInserted { changes.deleted.append(object.objectID) }
         }
         for object in insertedByID.values where object._isDeleted {
             registered.removeValue(forKey: object.objectID)
-            registryDidLetGo()
             object.managedObjectContext = nil
         }
         Self.clearChangeSet(&insertedByID)

@@ -49,12 +49,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     // Confined to `queue`, so the dynamic exclusivity checks on the hottest ones are off.
-    @exclusivity(unchecked) var registered: [ManagedObjectID: ManagedObject] = [:]
-    /// One more each time the registry lets go of objects (removes them: a reset, a release, a
-    /// save or merge of deletions). Member objects a to-many state recorded at one generation
-    /// (``ToManyState/memberObjects(generation:)``) are all still registered, so alive, while
-    /// it is unchanged. Every removal from `registered` must call ``registryDidLetGo()``.
-    @exclusivity(unchecked) private(set) var registryGeneration: UInt64 = 0
+    /// The registered objects, one per ID; it moves its own generation on whenever it may let
+    /// go of an object (``ObjectRegistry``).
+    @exclusivity(unchecked) var registered = ObjectRegistry()
     @exclusivity(unchecked) var insertedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var deletedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var changedByID: [ObjectIdentifier: ManagedObject] = [:]
@@ -290,9 +287,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// of the registry (a lookup then an insert would hash the ID twice).
     @inline(__always)
     func registeredObject(with objectID: ManagedObjectID) -> ManagedObject {
-        @inline(__always) func pass(_ object: inout ManagedObject) -> ManagedObject { object }
-        // The inout access inserts the default when the key is absent.
-        return pass(&registered[objectID, default: makeFault(objectID)])
+        registered.object(for: objectID, orRegister: { makeFault(objectID) })
     }
 
     /// A new, unregistered fault for `objectID` belonging to this context.
@@ -303,9 +298,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
         return object
     }
 
-    /// Records that the registry let go of (removed) objects: see ``registryGeneration``.
-    @inline(__always) func registryDidLetGo() {
-        registryGeneration &+= 1
+    /// The registry's generation (``ObjectRegistry/generation``): member objects a to-many
+    /// state recorded at it (``ToManyState/memberObjects(generation:)``) are all still
+    /// registered, so alive, while it is unchanged.
+    var registryGeneration: UInt64 {
+        @inline(__always) get { registered.generation }
     }
 
     /// Records that `object` changed, so saves and `hasChanges` see it.

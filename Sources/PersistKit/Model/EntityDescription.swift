@@ -170,6 +170,9 @@ public final class EntityDescription: @unchecked Sendable {
         // key from its raw words: the first holds its first 8 bytes (zero past its count), the
         // top byte of the second its form (b63 immortal, b61 small, b60 foreign: 1?10 for
         // small) and its count. The loop below costs about 50 instructions per key; this, 6.
+        // This relies on the Swift standard library's String layout on 64-bit platforms (not
+        // a public API): ShortKeyTests checks that it gives the looped key for strings made
+        // every way, so a toolchain that changes that layout fails those tests.
         #if arch(x86_64) || arch(arm64)
         let words = unsafeBitCast(name, to: (UInt64, UInt64).self)
         let top = words.1 >> 56
