@@ -11,9 +11,9 @@
 /// remember to say so.
 ///
 /// Each registry starts at a generation no other registry of the process started at (a
-/// process-wide counter, in steps of 2^32), so a registry assigned over another never reuses
-/// the generation a record was made at. (Restoring a saved copy of an older registry would:
-/// the context never does.)
+/// process-wide counter, in steps of 2^32), so a registry assigned over another reuses no
+/// generation a record was made at (short of 2^32 mutations that let go in one registry).
+/// (Restoring a saved copy of an older registry would: the context never does.)
 struct ObjectRegistry: Sequence {
     /// The objects, by ID.
     private var objects: [ManagedObjectID: ManagedObject]
