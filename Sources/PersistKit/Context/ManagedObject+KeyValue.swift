@@ -241,10 +241,14 @@ extension ManagedObject {
     func value(for property: PropertyDescription) -> Any? {
         willAccessValue()
         if let relationship = property as? RelationshipDescription, relationship.isToMany {
-            let ids = toManyMembers(relationship)
             // An object is used on its context's queue, so the context's registry is read
             // directly: no queue check and no weak load per member.
             guard let context = managedObjectContext else { return relationship.isOrdered ? [ManagedObject]() as Any : Set<ManagedObject>() as Any }
+            // Members recorded with their objects (a prefetch) and unchanged since: no lookups.
+            if !toMany.isEmpty, let objects = toMany[relationship.name]?.memberObjects(generation: context.registryGeneration) {
+                return Self.memberValue(objects, ordered: relationship.isOrdered, context: context)
+            }
+            let ids = toManyMembers(relationship)
             if relationship.isOrdered { return ids.map { context.registeredObject(with: $0) } as Any }
             var members = Set<ManagedObject>(minimumCapacity: ids.count)
             // Through the buffer, no retain and release of each ID as it is read; a plain lookup
@@ -257,6 +261,24 @@ extension ManagedObject {
         }
         guard let slot = entity.slotIndex(of: property.name) else { return nil }
         return objectValue(values[slot], property: property)
+    }
+
+    /// A to-many relationship's value from its member objects recorded by a prefetch
+    /// (``ToManyState/memberObjects(generation:)``): a `Set`, or an array when ordered.
+    private static func memberValue(_ objects: [Unmanaged<ManagedObject>], ordered: Bool, context: ManagedObjectContext) -> Any {
+        objects.withUnsafeBufferPointer { buffer in
+            #if DEBUG
+            // Every recorded object is the registered one for its ID (the generation check's promise).
+            for object in buffer {
+                let member = object.takeUnretainedValue()
+                assert(context.registered[member.objectID] === member, "ToManyState: a recorded member is no longer registered")
+            }
+            #endif
+            if ordered { return buffer.map { $0.takeUnretainedValue() } as Any }
+            var members = Set<ManagedObject>(minimumCapacity: buffer.count)
+            for object in buffer { members.insert(object.takeUnretainedValue()) }
+            return members as Any
+        }
     }
 
     func objectValue(_ stored: StoreValue, property: PropertyDescription) -> Any? {

@@ -109,19 +109,27 @@ extension ManagedObjectContext {
             let checked = !next.isEmpty || !disjoint
             next.reserveCapacity(next.count + destinations.values.reduce(0) { $0 + $1.count })
             registered.reserveCapacity(registered.count + next.capacity)
+            // Taken before any member is looked up: a registry that lets go of an object while
+            // they are (none does) leaves the recorded members unused.
+            let generation = registryGeneration
             for source in needing {
                 // Taken out of the dictionary and moved out row by row (see fetchObjects): each
                 // row goes to its object while in cache, with no retain now and release later.
                 var rows = destinations.removeValue(forKey: source.objectID) ?? []
                 var members: [ManagedObjectID] = []
                 members.reserveCapacity(rows.count)
+                // The member objects too, so reading the relationship looks none of them up.
+                var memberObjects: [Unmanaged<ManagedObject>] = []
+                memberObjects.reserveCapacity(rows.count)
                 rows.reverse()
                 while let row = rows.popLast() {
                     members.append(row.objectID)
                     let object = materialize(row, isRoot: true)
+                    memberObjects.append(Unmanaged.passUnretained(object))
                     if checked { add(object) } else { next.append(object) }
                 }
-                source.toMany[relationship.name, default: ToManyState()].committed = members
+                source.toMany[relationship.name, default: ToManyState()]
+                    .setCommitted(members, objects: memberObjects, generation: generation)
             }
             return next
         }

@@ -170,7 +170,7 @@ extension ManagedObjectContext {
             for (id, object) in registered {
                 rebuilt[id.isTemporaryID ? object.objectID : id] = object
             }
-            registered = rebuilt
+            registered.replaceAll(with: rebuilt)
         }
         if needsMap { remapReferences(map) }
     }

@@ -49,7 +49,9 @@ public final class ManagedObjectContext: @unchecked Sendable {
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     // Confined to `queue`, so the dynamic exclusivity checks on the hottest ones are off.
-    @exclusivity(unchecked) var registered: [ManagedObjectID: ManagedObject] = [:]
+    /// The registered objects, one per ID; it moves its own generation on whenever it may let
+    /// go of an object (``ObjectRegistry``).
+    @exclusivity(unchecked) var registered = ObjectRegistry()
     @exclusivity(unchecked) var insertedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var deletedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var changedByID: [ObjectIdentifier: ManagedObject] = [:]
@@ -289,9 +291,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// of the registry (a lookup then an insert would hash the ID twice).
     @inline(__always)
     func registeredObject(with objectID: ManagedObjectID) -> ManagedObject {
-        @inline(__always) func pass(_ object: inout ManagedObject) -> ManagedObject { object }
-        // The inout access inserts the default when the key is absent.
-        return pass(&registered[objectID, default: makeFault(objectID)])
+        registered.object(for: objectID, orRegister: { makeFault(objectID) })
     }
 
     /// A new, unregistered fault for `objectID` belonging to this context.
@@ -300,6 +300,13 @@ public final class ManagedObjectContext: @unchecked Sendable {
         let object = objectID.entity.managedObjectClass.init(fault: objectID)
         object.managedObjectContext = self
         return object
+    }
+
+    /// The registry's generation (``ObjectRegistry/generation``): member objects a to-many
+    /// state recorded at it (``ToManyState/memberObjects(generation:)``) are all still
+    /// registered, so alive, while it is unchanged.
+    var registryGeneration: UInt64 {
+        @inline(__always) get { registered.generation }
     }
 
     /// Records that `object` changed, so saves and `hasChanges` see it.

@@ -5,7 +5,10 @@
 /// setting `beer.brewery = b` does not read every beer of `b`.
 struct ToManyState {
     /// The committed members, in order; `nil` until loaded from the parent store or context.
-    var committed: [ManagedObjectID]?
+    /// Setting it forgets the member objects recorded with it (``memberObjects(generation:)``).
+    var committed: [ManagedObjectID]? {
+        didSet { committedObjects = nil }
+    }
     /// Members added since the last save.
     var added: [ManagedObjectID] = []
     /// Members removed since the last save.
@@ -13,8 +16,35 @@ struct ToManyState {
     /// For an ordered relationship, the full order set by the program; `nil` while unchanged.
     var order: [ManagedObjectID]?
 
+    /// The objects the context registered for `committed`, in the same order, recorded when
+    /// the members were loaded together with their objects (a prefetch), so a read makes no
+    /// registry lookup per member. Unowned: valid only while the context's registry has let go
+    /// of no object since (``objectsGeneration`` equal to the context's
+    /// ``ManagedObjectContext/registryGeneration``), as the registry holds each of them until then.
+    private var committedObjects: [Unmanaged<ManagedObject>]?
+    /// The context's registry generation when ``committedObjects`` was recorded.
+    private var objectsGeneration: UInt64 = 0
+
     /// Whether the relationship has unsaved changes.
     var hasChanges: Bool { !added.isEmpty || !removed.isEmpty || order != nil }
+
+    /// Sets the committed members together with the objects the context registered for them
+    /// (`objects[i]` for `ids[i]`) at registry generation `generation`.
+    mutating func setCommitted(_ ids: [ManagedObjectID], objects: [Unmanaged<ManagedObject>], generation: UInt64) {
+        committed = ids
+        committedObjects = objects
+        objectsGeneration = generation
+    }
+
+    /// The current member objects, in order, when they are the committed ones recorded with
+    /// ``setCommitted(_:objects:generation:)`` and the registry has let go of nothing since
+    /// (`generation` is the context's current one); otherwise `nil`, and the members are found
+    /// by ID in the registry.
+    @inline(__always)
+    func memberObjects(generation: UInt64) -> [Unmanaged<ManagedObject>]? {
+        guard let committedObjects, objectsGeneration == generation, added.isEmpty, removed.isEmpty, order == nil else { return nil }
+        return committedObjects
+    }
 
     /// The current members, given the committed ones.
     func members(committed base: [ManagedObjectID]) -> [ManagedObjectID] {
@@ -40,6 +70,7 @@ struct ToManyState {
 
     /// Makes the current members the committed ones, after a save or a merge.
     mutating func commit() {
+        guard hasChanges else { return } // (keeps the recorded member objects)
         if let base = committed { committed = members(committed: base) } else if order != nil { committed = order }
         else if !added.isEmpty || !removed.isEmpty { committed = nil }
         added = []

@@ -1,0 +1,178 @@
+import Foundation
+import Testing
+@testable import PersistKit
+
+/// A prefetched to-many relationship keeps its member objects with its state, so reading it
+/// makes no registry lookup per member; these tests check that what it reads stays what the
+/// context holds: one object per ID, and every change made since (in the context, by a merge,
+/// by a release or a reset) reflected.
+@Suite("Prefetched to-many members", .timeLimit(.minutes(1)))
+struct PrefetchedMembersTests {
+    typealias M = ContextTestModel
+    typealias S = FetchTestSupport
+
+    /// 70 breweries (enough for the store's scan path) with 3 beers each; returns the coordinator.
+    private func seeded(_ type: StoreType) throws -> PersistentStoreCoordinator {
+        let coordinator = try S.coordinator(type)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            for b in 0..<70 {
+                let brewery = M.insert("Brewery", into: context, ["name": String(format: "Brewery %03d", b)])
+                for i in 0..<3 {
+                    _ = M.insert("Beer", into: context, ["name": String(format: "Brewery %03d #%d", b, i), "abv": Double(i), "brewery": brewery])
+                }
+            }
+            try context.save()
+        }
+        return coordinator
+    }
+
+    /// The breweries, sorted by name, with their beers prefetched.
+    private func prefetchedBreweries(_ context: ManagedObjectContext) throws -> [ManagedObject] {
+        let request = M.request("Brewery", sort: [FetchSortDescriptor(key: "name")])
+        request.relationshipKeyPathsForPrefetching = ["beers"]
+        return try context.fetch(request)
+    }
+
+    private func beers(_ brewery: ManagedObject) -> Set<ManagedObject> {
+        brewery.value(forKey: "beers") as? Set<ManagedObject> ?? []
+    }
+
+    @Test(arguments: S.storeTypes)
+    func membersAreTheRegisteredObjects(_ type: StoreType) throws {
+        let coordinator = try seeded(type)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let breweries = try prefetchedBreweries(context)
+            #expect(breweries.count == 70)
+            for brewery in breweries {
+                let members = beers(brewery)
+                #expect(members.count == 3)
+                for beer in members {
+                    #expect(context.registeredObject(for: beer.objectID) === beer)
+                    #expect(context.object(with: beer.objectID) === beer)
+                    #expect(beer.value(forKey: "brewery") as? ManagedObject === brewery)
+                }
+                // A second read gives the same objects.
+                #expect(beers(brewery) == members)
+            }
+        }
+    }
+
+    @Test func changesInTheContextAreReflected() throws {
+        let coordinator = try seeded(.sqlite)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let breweries = try prefetchedBreweries(context)
+            let first = breweries[0], second = breweries[1]
+            let moved = try #require(beers(first).first)
+            // Moving a beer changes both breweries' memberships before any save.
+            moved.setValue(second, forKey: "brewery")
+            #expect(!beers(first).contains(moved))
+            #expect(beers(first).count == 2)
+            #expect(beers(second).contains(moved))
+            #expect(beers(second).count == 4)
+            let added = M.insert("Beer", into: context, ["name": "New", "brewery": first])
+            #expect(beers(first).contains(added))
+            let deleted = try #require(beers(second).first { $0 !== moved })
+            context.delete(deleted)
+            try context.save()
+            #expect(beers(first).count == 3)
+            #expect(beers(second).count == 3)
+            #expect(!beers(second).contains(deleted))
+            #expect(beers(second).contains(moved))
+            for beer in beers(first).union(beers(second)) {
+                #expect(context.registeredObject(for: beer.objectID) === beer)
+            }
+        }
+    }
+
+    @Test func aMergedDeletionIsReflected() throws {
+        let coordinator = try seeded(.sqlite)
+        let reader = M.context(coordinator)
+        let breweries = try reader.performAndWait { try prefetchedBreweries(reader) }
+        let first = breweries[0]
+        let doomed = try reader.performAndWait { try #require(beers(first).first).objectID }
+        let writer = M.context(coordinator)
+        // Set on the writer's queue by its save, read after that save returned.
+        nonisolated(unsafe) var saved: Notification?
+        let token = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didSaveObjectsNotification, object: writer, queue: nil) {
+            saved = $0
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        try writer.performAndWait {
+            writer.delete(writer.object(with: doomed))
+            try writer.save()
+        }
+        let notification = try #require(saved)
+        reader.mergeChanges(fromContextDidSave: notification)
+        reader.performAndWait {
+            let members = beers(first)
+            #expect(members.count == 2)
+            #expect(!members.contains { $0.objectID == doomed })
+            for beer in members { #expect(reader.registeredObject(for: beer.objectID) === beer) }
+        }
+    }
+
+    @Test func releasedMembersAreLookedUpAgain() throws {
+        let coordinator = try seeded(.sqlite)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let breweries = try prefetchedBreweries(context)
+            // The beers are held by nothing but the registry: released, they are gone.
+            let released = context.releaseUnreferencedObjects()
+            #expect(released >= 210)
+            for brewery in breweries {
+                let members = beers(brewery)
+                #expect(members.count == 3)
+                for beer in members {
+                    // Faults registered anew, one per ID, that load from the store.
+                    #expect(context.registeredObject(for: beer.objectID) === beer)
+                    #expect(beer.value(forKey: "brewery") as? ManagedObject === brewery)
+                }
+            }
+        }
+    }
+
+    @Test func aRefreshOrResetForgetsTheMembers() throws {
+        let coordinator = try seeded(.sqlite)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            var breweries = try prefetchedBreweries(context)
+            let before = beers(breweries[0])
+            context.refresh(breweries[0], mergeChanges: false)
+            let after = beers(breweries[0])
+            #expect(after == before, "the same registered objects, looked up by ID")
+            context.reset()
+            breweries = try prefetchedBreweries(context)
+            let fresh = beers(breweries[0])
+            #expect(fresh.count == 3)
+            #expect(fresh.isDisjoint(with: before), "new objects after a reset")
+            for beer in fresh { #expect(context.registeredObject(for: beer.objectID) === beer) }
+        }
+    }
+
+    @Test func aChildContextSeesItsOwnObjects() throws {
+        let coordinator = try seeded(.sqlite)
+        let parent = M.context(coordinator)
+        let breweries = try parent.performAndWait { try prefetchedBreweries(parent) }
+        let parentBeers = parent.performAndWait { beers(breweries[0]) }
+        let child = ManagedObjectContext(concurrencyType: .privateQueue)
+        child.parent = parent
+        try child.performAndWait {
+            let brewery = child.object(with: breweries[0].objectID)
+            let members = beers(brewery)
+            #expect(members.count == 3)
+            for beer in members {
+                #expect(beer.managedObjectContext === child)
+                #expect(child.registeredObject(for: beer.objectID) === beer)
+                #expect(!parentBeers.contains(beer))
+            }
+            _ = M.insert("Beer", into: child, ["name": "Child's", "brewery": brewery])
+            try child.save()
+        }
+        parent.performAndWait {
+            #expect(beers(breweries[0]).count == 4, "the child's save reached the parent's prefetched relationship")
+        }
+    }
+}
