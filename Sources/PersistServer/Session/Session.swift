@@ -102,8 +102,13 @@ public final class Session: Sendable {
     /// refusal when the peer may not run its op, else `nil`. A request alone is admitted when
     /// it comes, each of a batch of reads when its turn comes.
     func admit(_ request: WireRequest, under policy: AccessPolicy) -> WireError? {
-        Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
-        return policy.allows(peer, op: request.op) ? nil : AccessPolicy.refusal(peer, op: request.op)
+        admit(id: request.id, op: request.op, under: policy)
+    }
+
+    /// ``admit(_:under:)`` for the request of `id` and `op`.
+    func admit(id: JSON, op: String, under policy: AccessPolicy) -> WireError? {
+        Logger.daemon.log(.debug, "request", [.requestID(id.encoded), .op(op)] + LogField.peer(peer))
+        return policy.allows(peer, op: op) ? nil : AccessPolicy.refusal(peer, op: op)
     }
 
     /// Whether `request` is a read that ``handle(_:completion:)-([WireRequest],_)`` may answer

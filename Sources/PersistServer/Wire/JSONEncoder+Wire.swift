@@ -90,6 +90,49 @@ extension JSON {
         }
     }
 
+    /// The most bytes ``writeInteger(_:at:)`` writes: a sign and 19 digits.
+    static let maximumIntegerBytes = 20
+
+    /// Writes the decimal digits of `value` (the bytes ``writeInteger(_:to:)`` appends) at
+    /// `pointer`, which has room for ``maximumIntegerBytes``; returns how many it wrote.
+    static func writeInteger(_ value: Int64, at pointer: UnsafeMutablePointer<UInt8>) -> Int {
+        if value >= 0 && value < 10 {
+            pointer[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value)
+            return 1
+        }
+        var written = 0
+        if value < 0 {
+            pointer[0] = UInt8(ascii: "-")
+            written = 1
+        }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // 24 bytes: room for 20 digits
+        let pairs = digitPairs.utf8Start
+        return withUnsafeMutableBytes(of: &digits) { buffer in
+            var start = 24
+            while magnitude >= 100 {
+                let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
+                magnitude /= 100
+                start &-= 2
+                buffer[start] = pairs[pair]
+                buffer[start &+ 1] = pairs[pair &+ 1]
+            }
+            if magnitude >= 10 {
+                let pair = Int(truncatingIfNeeded: magnitude) &* 2
+                start &-= 2
+                buffer[start] = pairs[pair]
+                buffer[start &+ 1] = pairs[pair &+ 1]
+            } else {
+                start &-= 1
+                buffer[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
+            }
+            let count = 24 &- start
+            // The force-unwrap cannot fail: a 24-byte buffer has a base address.
+            UnsafeMutableRawPointer(pointer + written).copyMemory(from: buffer.baseAddress! + start, byteCount: count)
+            return written &+ count
+        }
+    }
+
     /// `00`, `01`, … `99`: the two digits of `n` at offset `2 * n`.
     private static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
