@@ -41,8 +41,57 @@ struct SimpleGet: Sendable {
     /// The request `bytes` (a line without its terminator) holds, when it is a `get` of one ID
     /// starting with `prefix`.
     static func parse(_ bytes: UnsafeBufferPointer<UInt8>, prefix: WireObjectIDPrefix) -> Outcome {
+        if let get = compactLine(bytes, prefix: prefix) { return .get(get) }
         var cursor = Cursor(bytes: bytes)
         return cursor.line(prefix: prefix)
+    }
+
+    private static let compactMiddle: StaticString = #","op":"get","ids":[""#
+    private static let compactEnd: StaticString = #""]}"#
+
+    /// The line as most clients write it, `{"id":<integer>,"op":"get","ids":["<prefix>p<key>"]}`
+    /// without whitespace, matched by comparing whole runs of bytes; `nil` for anything else
+    /// (``Cursor`` then reads the line, and decides the same for this form).
+    private static func compactLine(_ bytes: UnsafeBufferPointer<UInt8>, prefix: WireObjectIDPrefix) -> SimpleGet? {
+        guard let base = bytes.baseAddress, bytes.count > 8, base[0] == UInt8(ascii: "{"), base[1] == UInt8(ascii: "\""),
+              base[2] == UInt8(ascii: "i"), base[3] == UInt8(ascii: "d"), base[4] == UInt8(ascii: "\""),
+              base[5] == UInt8(ascii: ":") else { return nil }
+        var index = 6
+        /// Decimal digits from `index` without a leading zero (unless alone), up to `limit`
+        /// digits; `nil` when there are none, or too many.
+        func digits(limit: Int) -> Int64? {
+            let start = index
+            var value: Int64 = 0
+            while index < bytes.count, base[index] >= UInt8(ascii: "0"), base[index] <= UInt8(ascii: "9") {
+                if index - start == limit { return nil }
+                value = value &* 10 &+ Int64(base[index] &- UInt8(ascii: "0"))
+                index += 1
+            }
+            guard index > start, index - start == 1 || base[start] != UInt8(ascii: "0") else { return nil }
+            return value
+        }
+        /// Whether `text` comes next (then skipped).
+        func skip(_ text: StaticString) -> Bool {
+            guard bytes.count - index >= text.utf8CodeUnitCount,
+                  memcmp(base + index, text.utf8Start, text.utf8CodeUnitCount) == 0 else { return false }
+            index += text.utf8CodeUnitCount
+            return true
+        }
+        // The id: as ``SimpleRequestParser`` reads integers (18 digits at most, so no overflow).
+        let negative = index < bytes.count && base[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        guard let magnitude = digits(limit: 18), skip(compactMiddle) else { return nil }
+        let prefixCount = prefix.bytes.count
+        let matches = prefix.bytes.withUnsafeBufferPointer { prefixBytes in
+            // The force-unwrap cannot fail: the prefix starts `x-coredata://`.
+            bytes.count - index > prefixCount && memcmp(base + index, prefixBytes.baseAddress!, prefixCount) == 0
+        }
+        guard matches, base[index + prefixCount] == UInt8(ascii: "p") else { return nil }
+        index += prefixCount + 1
+        // 18 digits at most here too (longer keys, up to Int64's, go through the cursor).
+        guard let key = digits(limit: 18), skip(compactEnd), index == bytes.count else { return nil }
+        return SimpleGet(id: .integer(negative ? -magnitude : magnitude), prefix: prefix, key: key,
+                         order: idMember | opMember << 2 | idsMember << 4)
     }
 
     /// The request as ``WireRequest/decode(_:)`` gives it.
