@@ -21,13 +21,20 @@ struct SimpleGetTests {
         return try #require(session.idPrefix.withLock { $0 })
     }
 
-    @Test("lines of one-ID gets under the prefix are taken, and rebuild the decoder's request; others are declined")
-    func parsedLinesRebuildTheDecodedRequest() throws {
+    /// Calls `body` with the `Person` IDs' text before `p` in a fresh store, and a session's
+    /// prefix for it.
+    static func withPersonPrefix(_ body: (_ base: String, _ prefix: WireObjectIDPrefix) throws -> Void) throws {
         try InsertSaveGroupCommitTests.withState { state, _ in
             let session = Session(state: state, peer: InsertSaveGroupCommitTests.root, name: "parse")
             let storeID = try #require(state.coordinator.persistentStores.first?.identifier)
             let base = "x-coredata://\(storeID)/Person/"
-            let prefix = try Self.prefix(of: base + "p1", session: session)
+            try body(base, try prefix(of: base + "p1", session: session))
+        }
+    }
+
+    @Test("lines of one-ID gets under the prefix are taken, and rebuild the decoder's request; others are declined")
+    func parsedLinesRebuildTheDecodedRequest() throws {
+        try Self.withPersonPrefix { base, prefix in
             let taken = [
                 #"{"id":1,"op":"get","ids":["\#(base)p42"]}"#,
                 #"{"ids":["\#(base)p0"],"op":"get","id":"s7"}"#,
@@ -51,7 +58,7 @@ struct SimpleGetTests {
                 #"{"id":1,"op":"get","ids":["\#(base)p99999999999999999999"]}"#,
                 #"{"id":1,"op":"get","ids":["\#(base)p"]}"#,
                 #"{"id":1,"op":"get","ids":["\#(base)p1x"]}"#,
-                #"{"id":1,"op":"get","ids":["x-coredata://\#(storeID)/Beer/p1"]}"#,
+                #"{"id":1,"op":"get","ids":["\#(base.replacingOccurrences(of: "/Person/", with: "/Beer/"))p1"]}"#,
                 #"{"id":1,"op":"get","ids":["x-coredata://00000000-0000-0000-0000-000000000000/Person/p1"]}"#,
                 #"{"id":1,"op":"get","ids":["nonsense"]}"#,
             ]
@@ -98,11 +105,7 @@ struct SimpleGetTests {
 
     @Test("random edits of get lines: a line taken rebuilds exactly the request the decoder gives")
     func mutations() throws {
-        try InsertSaveGroupCommitTests.withState { state, _ in
-            let session = Session(state: state, peer: InsertSaveGroupCommitTests.root, name: "mutations")
-            let storeID = try #require(state.coordinator.persistentStores.first?.identifier)
-            let base = "x-coredata://\(storeID)/Person/"
-            let prefix = try Self.prefix(of: base + "p1", session: session)
+        try Self.withPersonPrefix { base, prefix in
             let seeds = [
                 #"{"id":17,"op":"get","ids":["\#(base)p42"]}"#,
                 #"{ "ids" : [ "\#(base)p305" ] , "id" : "abc" , "op" : "get" }"#,
@@ -112,16 +115,7 @@ struct SimpleGetTests {
             let alphabet = Array(#"{}[]",: -0123456789.eE\"abgiopdstux/é"#.utf8) + [0x00, 0x09, 0x0A, 0x0D, 0x80, 0xFF]
             var taken = 0
             for round in 0..<6_000 {
-                var bytes = Array(seeds[round % seeds.count].utf8)
-                for _ in 0...(generator.next() % 3) {
-                    let position = Int(generator.next() % UInt64(bytes.count + 1))
-                    let byte = alphabet[Int(generator.next() % UInt64(alphabet.count))]
-                    switch generator.next() % 3 {
-                    case 0 where position < bytes.count: bytes[position] = byte
-                    case 1 where position < bytes.count: bytes.remove(at: position)
-                    default: bytes.insert(byte, at: position)
-                    }
-                }
+                let bytes = LineMutation.mutated(seeds[round % seeds.count], alphabet: alphabet, generator: &generator)
                 let outcome = bytes.withUnsafeBufferPointer { SimpleGet.parse($0, prefix: prefix) }
                 guard case .get(let get) = outcome else { continue }
                 taken += 1
