@@ -12,9 +12,7 @@ extension Session {
     /// with one store call, each `get` is admitted in turn, and each object is written as
     /// `writeGetResult` writes it.
     func answerSimpleGetsNow(_ gets: [SimpleGet], into output: inout [UInt8]) -> Bool {
-        let own = hasPendingChanges.load(ordering: .acquiring)
-        guard own || state.queriesOnViewContext.load(ordering: .acquiring) == 0 else { return false }
-        let readContext = own ? context : state.container.viewContext
+        guard let readContext = getContextNow() else { return false }
         readContext.performVoidAndWait { writeSimpleGets(gets, in: readContext, into: &output) }
         return true
     }
@@ -62,14 +60,12 @@ extension Session {
                     WireReply.failure(id: get.id, error: refusal).write(to: &output)
                     continue
                 }
+                guard let id = ids[index] else {
+                    writeGetReply(id: get.id, body: get.request.body, ids: nil, in: readContext, into: &output)
+                    continue
+                }
                 let mark = output.count
                 do throws(WireError) {
-                    guard let id = ids[index] else {
-                        WireReply.writeSuccessStart(id: get.id, to: &output)
-                        try writeGetResult(get.request.body, ids: nil, in: readContext, to: &output)
-                        JSON.append("}\n", to: &output)
-                        continue
-                    }
                     let object: ManagedObject
                     if let found = loaded[index] { object = found } else { object = try existingObject(id, in: readContext) }
                     let entityPlan: WireValuePlan
@@ -93,13 +89,10 @@ extension Session {
                     stage.flush(into: &output)
                 } catch {
                     stage.discard()
-                    output.removeSubrange(mark...)
-                    WireReply.failure(id: get.id, error: error).write(to: &output)
+                    Self.replaceReply(since: mark, with: error, id: get.id, in: &output)
                 }
             }
         }
-        if readContext === state.container.viewContext {
-            readContext.releaseUnreferencedObjects(beyond: Self.viewContextObjectLimit)
-        }
+        releaseObjects(after: readContext)
     }
 }

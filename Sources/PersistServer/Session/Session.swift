@@ -178,11 +178,9 @@ public final class Session: Sendable {
     /// timeout: it goes asynchronously (`perform`), as do `get`s while one is on the view
     /// context, so the loop's thread never waits behind it; the reply comes back later.
     private func read(_ requests: [WireRequest], completion: @escaping @Sendable ([WireReply]) -> Void) {
-        let context = self.context
-        let own = hasPendingChanges.load(ordering: .acquiring)
-        let readContext = own ? context : state.container.viewContext
+        let (readContext, own) = contextForReads()
         let queries = requests.contains { $0.op != "get" }
-        if !queries && (own || state.queriesOnViewContext.load(ordering: .acquiring) == 0) {
+        if !queries && mayReadNow(own: own) {
             completion(readContext.performAndWait { answer(requests, in: readContext) })
             return
         }
@@ -204,9 +202,7 @@ public final class Session: Sendable {
     /// The replies to the reads `requests`, in order; on `readContext`'s queue.
     func answer(_ requests: [WireRequest], in readContext: ManagedObjectContext) -> [WireReply] {
         let replies = replies(to: requests, in: readContext)
-        if readContext === state.container.viewContext {
-            readContext.releaseUnreferencedObjects(beyond: Self.viewContextObjectLimit)
-        }
+        releaseObjects(after: readContext)
         return replies
     }
 
