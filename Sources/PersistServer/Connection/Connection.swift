@@ -266,30 +266,25 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
             case .get(let get):
                 busy = true
                 let gets = simpleGets(startingWith: get)
-                // Answered at once when the read context is free, as below; else the general way.
-                let idle = outputStart >= output.count
-                if session.answerSimpleGetsNow(gets, into: &output) {
-                    if idle { lastWrite = .now() }
-                    finishWritten(gets.count)
-                    if inputDone && pending.isEmpty { closeWhenDone() }
-                    continue
-                }
-                hand(gets.map(\.request))
+                if !answeredNow(gets.count, { session.answerSimpleGetsNow(gets, into: &$0) }) { hand(gets.map(\.request)) }
             case .request(let request):
                 busy = true
                 let requests = batch(startingWith: request)
-                // `get`s the session can answer at once: no completion closures, no hand-off.
-                // Their replies are written straight into `output`, not built apart and copied.
-                let idle = outputStart >= output.count
-                if session.answerGetsNow(requests, into: &output) {
-                    if idle { lastWrite = .now() }
-                    finishWritten(requests.count)
-                    if inputDone && pending.isEmpty { closeWhenDone() }
-                    continue
-                }
-                hand(requests)
+                if !answeredNow(requests.count, { session.answerGetsNow(requests, into: &$0) }) { hand(requests) }
             }
         }
+    }
+
+    /// Whether `answer` wrote the replies to the `count` requests in flight into `output` at
+    /// once (`get`s the session can answer now: no completion closures, no hand-off, replies
+    /// written straight into `output`, not built apart and copied); then they are sent.
+    private func answeredNow(_ count: Int, _ answer: (inout [UInt8]) -> Bool) -> Bool {
+        let idle = outputStart >= output.count
+        guard answer(&output) else { return false }
+        if idle { lastWrite = .now() }
+        finishWritten(count)
+        if inputDone && pending.isEmpty { closeWhenDone() }
+        return true
     }
 
     /// Starts `requests` (in flight, `busy` set) through ``Session/handle(_:completion:)-([WireRequest],_)``.
