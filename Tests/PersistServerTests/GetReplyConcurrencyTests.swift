@@ -11,36 +11,10 @@ import Testing
 struct GetReplyConcurrencyTests {
     @Test("threads inserting, saving and getting at once: every get sees what its session saved, or its own pending change")
     func concurrentGetsAndWrites() throws {
-        try InsertSaveGroupCommitTests.withState { state, _ in
-            let threads = 4
-            let rounds = Int(ProcessInfo.processInfo.environment["PERSIST_GET_ROUNDS"] ?? "") ?? 25
-            let failures = Locked<[String]>([])
-            DispatchQueue.concurrentPerform(iterations: threads) { thread in
-                let session = Session(state: state, peer: InsertSaveGroupCommitTests.root, name: "thread \(thread)")
-                func ask(_ op: String, _ body: JSON) -> JSON {
-                    (try? InsertSaveGroupCommitTests.ask(session, [WireRequest(id: 1, op: op, body: body)]).first) ?? nil
-                }
-                func name(of id: String) -> String? {
-                    ask("get", ["ids": [.string(id)]])["result"]?["objects"]?.arrayValue?.first?["values"]?["name"]?.stringValue
-                }
-                for round in 0..<rounds {
-                    let inserted = ask("insert", ["entity": "Beer",
-                                                  "values": ["name": .string("t\(thread) r\(round)"), "uuid": .string(UUID().uuidString)]])
-                    guard let id = inserted["result"]?["object"]?["id"]?.stringValue else {
-                        failures.withLock { $0.append("insert: \(inserted.encoded)") }
-                        return
-                    }
-                    if name(of: id) != "t\(thread) r\(round)" { failures.withLock { $0.append("pending insert not seen by its session") } }
-                    _ = ask("save", [:])
-                    if name(of: id) != "t\(thread) r\(round)" { failures.withLock { $0.append("saved insert not seen") } }
-                    _ = ask("update", ["object": .string(id), "values": ["name": "changed"]])
-                    if name(of: id) != "changed" { failures.withLock { $0.append("pending update not seen by its session") } }
-                    _ = ask("rollback", [:])
-                    if name(of: id) != "t\(thread) r\(round)" { failures.withLock { $0.append("rolled-back update still seen") } }
-                }
-            }
-            let found = failures.withLock { $0 }
-            #expect(found.isEmpty, "\(found.prefix(5))")
+        let failures = try SessionRounds.failures { session, _, _, id in
+            let reply = try? InsertSaveGroupCommitTests.ask(session, [WireRequest(id: 1, op: "get", body: ["ids": [.string(id)]])]).first
+            return [reply?["result"]?["objects"]?.arrayValue?.first?["values"]?["name"]?.stringValue]
         }
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
     }
 }

@@ -129,16 +129,7 @@ struct SimpleRequestParserTests {
         let alphabet = Array(#"{}[]",: -0123456789.eE\"abuxé"#.utf8) + [0x00, 0x09, 0x0A, 0x0D, 0x80, 0xFF]
         var accepted = 0
         for round in 0..<4_000 {
-            var bytes = Array(Self.simple[round % Self.simple.count].utf8)
-            for _ in 0...(generator.next() % 3) {
-                let position = Int(generator.next() % UInt64(bytes.count + 1))
-                let byte = alphabet[Int(generator.next() % UInt64(alphabet.count))]
-                switch generator.next() % 3 {
-                case 0 where position < bytes.count: bytes[position] = byte
-                case 1 where position < bytes.count: bytes.remove(at: position)
-                default: bytes.insert(byte, at: position)
-                }
-            }
+            let bytes = LineMutation.mutated(Self.simple[round % Self.simple.count], alphabet: alphabet, generator: &generator)
             let fast = SimpleRequestParser.parse(bytes)
             let general = try? JSONParser.parse(bytes)
             if let fast {

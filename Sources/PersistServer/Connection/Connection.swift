@@ -20,9 +20,11 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     // points from other threads (`start`, `checkIdle`, `beginShutdown`, `forceClose`, `push`)
     // hop onto it with `loop.execute`.
 
-    /// What waits in line: a request to answer, or a reply already known (a decoding error).
+    /// What waits in line: a request to answer, a `get` of one ID read without a ``WireRequest``
+    /// (``SimpleGet``), or a reply already known (a decoding error).
     private enum Pending {
         case request(WireRequest)
+        case get(SimpleGet)
         case reply(WireReply)
     }
 
@@ -37,6 +39,9 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     private let onClose: @Sendable (Connection) -> Void
 
     private var framer: LineFramer
+    /// The session's ID prefix last seen, that request lines of `get`s are matched against
+    /// (``SimpleGet``); taken again from the session when a line's ID does not fit it.
+    private var getPrefix: WireObjectIDPrefix?
     private var pending: [Pending] = []
     private var queuedRequests = 0
     var busy = false
@@ -161,11 +166,15 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     }
 
     private func frames() {
-        while let frame = framer.nextLine() {
+        while let frame = framer.nextLineSpan() {
             switch frame {
-            case .line(let line):
-                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue } // blank lines are ignored
-                enqueue(line)
+            case .line(let range):
+                // The line is read in the framer's buffer, copied only when it is not a simple `get`.
+                framer.withBytes(of: range) { line in
+                    if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return } // blank lines are ignored
+                    if enqueueSimpleGet(line) { return }
+                    enqueue(Array(line))
+                }
             case .tooLong:
                 pending.append(.reply(.failure(id: .null, error: WireError(.lineTooLong,
                     "the line is longer than \(configuration.maximumLineLength) bytes; closing the connection",
@@ -178,6 +187,28 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
         pump()
     }
 
+    /// Queues the line when it is a `get` of one ID under the session's ID prefix (a
+    /// ``SimpleGet``): `true`; `false` for any other line, with nothing done.
+    private func enqueueSimpleGet(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        var outcome = SimpleGet.Outcome.otherPrefix
+        if let getPrefix { outcome = SimpleGet.parse(line, prefix: getPrefix) }
+        if case .otherPrefix = outcome {
+            // The session parsed an ID of another store or entity since: match against that one.
+            guard let current = session.idPrefix.withLock({ $0 }), current !== getPrefix,
+                  current.coordinator === session.state.coordinator else { return false }
+            getPrefix = current
+            outcome = SimpleGet.parse(line, prefix: current)
+        }
+        guard case .get(let get) = outcome else { return false }
+        if queuedRequests >= configuration.maximumQueuedRequests {
+            enqueue(get.request)
+            return true
+        }
+        queuedRequests += 1
+        pending.append(.get(get))
+        return true
+    }
+
     private func enqueue(_ line: [UInt8]) {
         let request: WireRequest
         do {
@@ -187,6 +218,11 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
             pending.append(.reply(.failure(id: error.id, error: error.error)))
             return
         }
+        enqueue(request)
+    }
+
+    /// Queues a decoded request, or its `too_many_requests` reply past the limit.
+    private func enqueue(_ request: WireRequest) {
         if queuedRequests >= configuration.maximumQueuedRequests {
             statistics.requestsServed.add(1, ordering: .relaxed)
             pending.append(.reply(.failure(id: request.id, error: WireError(.tooManyRequests,
@@ -227,40 +263,67 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
             switch pending.removeFirst() {
             case .reply(let reply):
                 deliver(reply)
+            case .get(let get):
+                busy = true
+                let gets = simpleGets(startingWith: get)
+                if !answeredNow(gets.count, { session.answerSimpleGetsNow(gets, into: &$0) }) { hand(gets.map(\.request)) }
             case .request(let request):
                 busy = true
                 let requests = batch(startingWith: request)
-                // `get`s the session can answer at once: no completion closures, no hand-off.
-                // Their replies are written straight into `output`, not built apart and copied.
-                let idle = outputStart >= output.count
-                if session.answerGetsNow(requests, into: &output) {
-                    if idle { lastWrite = .now() }
-                    finishWritten(requests.count)
-                    if inputDone && pending.isEmpty { closeWhenDone() }
-                    continue
-                }
-                // Reads are answered before `handle` returns, on this thread: their replies are
-                // taken here, without a hop; later replies (writes) come back as a loop task.
-                let handoff = Locked<(inHandle: Bool, replies: [WireReply]?)>((true, nil))
-                session.handle(requests) { [self] replies in
-                    let taken = handoff.withLock { state -> Bool in
-                        guard state.inHandle else { return false }
-                        state.replies = replies
-                        return true
-                    }
-                    guard !taken else { return }
-                    loop.execute { [self] in
-                        finish(replies)
-                        pump()
-                        if inputDone { closeWhenDone() }
-                    }
-                }
-                if let replies = handoff.withLock({ state -> [WireReply]? in state.inHandle = false; return state.replies }) {
-                    finish(replies)
-                    if inputDone && pending.isEmpty { closeWhenDone() }
-                }
+                if !answeredNow(requests.count, { session.answerGetsNow(requests, into: &$0) }) { hand(requests) }
             }
         }
+    }
+
+    /// Whether `answer` wrote the replies to the `count` requests in flight into `output` at
+    /// once (`get`s the session can answer now: no completion closures, no hand-off, replies
+    /// written straight into `output`, not built apart and copied); then they are sent.
+    private func answeredNow(_ count: Int, _ answer: (inout [UInt8]) -> Bool) -> Bool {
+        let idle = outputStart >= output.count
+        guard answer(&output) else { return false }
+        if idle { lastWrite = .now() }
+        finishWritten(count)
+        if inputDone && pending.isEmpty { closeWhenDone() }
+        return true
+    }
+
+    /// Starts `requests` (in flight, `busy` set) through ``Session/handle(_:completion:)-([WireRequest],_)``.
+    private func hand(_ requests: [WireRequest]) {
+        // Reads are answered before `handle` returns, on this thread: their replies are
+        // taken here, without a hop; later replies (writes) come back as a loop task.
+        let handoff = Locked<(inHandle: Bool, replies: [WireReply]?)>((true, nil))
+        session.handle(requests) { [self] replies in
+            let taken = handoff.withLock { state -> Bool in
+                guard state.inHandle else { return false }
+                state.replies = replies
+                return true
+            }
+            guard !taken else { return }
+            loop.execute { [self] in
+                finish(replies)
+                pump()
+                if inputDone { closeWhenDone() }
+            }
+        }
+        if let replies = handoff.withLock({ state -> [WireReply]? in state.inHandle = false; return state.replies }) {
+            finish(replies)
+            if inputDone && pending.isEmpty { closeWhenDone() }
+        }
+    }
+
+    /// `first`, and the simple `get`s waiting right after it (taken out of `pending`), up to
+    /// ``maximumBatch``.
+    private func simpleGets(startingWith first: SimpleGet) -> [SimpleGet] {
+        var count = 0
+        while count < pending.count, count < Self.maximumBatch - 1, case .get = pending[count] { count += 1 }
+        var gets: [SimpleGet] = []
+        gets.reserveCapacity(count + 1)
+        gets.append(first)
+        for entry in pending[0..<count] {
+            if case .get(let next) = entry { gets.append(next) }
+        }
+        pending.removeFirst(count)
+        return gets
     }
 
     /// `first`, and the requests of its kind (reads, or writes) waiting right after it (taken
@@ -274,16 +337,25 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
         } else {
             return [first]
         }
+        // Simple `get`s are reads: they join a batch of reads (as requests).
+        let reads = Session.isBatchableRead(first)
         var count = 0
-        while count < pending.count, count < Self.maximumBatch - 1,
-              case .request(let next) = pending[count], batchable(next) {
-            count += 1
+        scan: while count < pending.count, count < Self.maximumBatch - 1 {
+            switch pending[count] {
+            case .request(let next) where batchable(next): count += 1
+            case .get where reads: count += 1
+            default: break scan
+            }
         }
         guard count > 0 else { return [first] }
         var requests = [first]
         requests.reserveCapacity(count + 1)
         for entry in pending[0..<count] {
-            if case .request(let next) = entry { requests.append(next) }
+            switch entry {
+            case .request(let next): requests.append(next)
+            case .get(let next): requests.append(next.request)
+            case .reply: break
+            }
         }
         pending.removeFirst(count)
         return requests

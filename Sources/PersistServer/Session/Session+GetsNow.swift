@@ -13,8 +13,7 @@ extension Session {
     /// straight into the connection's output.
     func answerGetsNow(_ requests: [WireRequest], into output: inout [UInt8]) -> Bool {
         for request in requests where request.op != "get" { return false }
-        let own = hasPendingChanges.load(ordering: .acquiring)
-        guard own || state.queriesOnViewContext.load(ordering: .acquiring) == 0 else { return false }
+        guard let readContext = getContextNow() else { return false }
         if requests.count == 1 {
             // A batch's requests are logged and checked one by one in `writeGets`.
             if let refusal = admit(requests[0], under: state.policy) {
@@ -22,9 +21,58 @@ extension Session {
                 return true
             }
         }
-        let readContext = own ? context : state.container.viewContext
         readContext.performVoidAndWait { writeGets(requests, in: readContext, into: &output) }
         return true
+    }
+
+    /// The context reads go to: the connection's own while it has pending changes (`own`: the
+    /// reads see them), else the shared view context.
+    func contextForReads() -> (context: ManagedObjectContext, own: Bool) {
+        let own = hasPendingChanges.load(ordering: .acquiring)
+        return (own ? context : state.container.viewContext, own)
+    }
+
+    /// Whether `get`s may read now on the calling thread, on the context ``contextForReads()``
+    /// chose (`own` as it said): always on the connection's own, on the view context only
+    /// while no query holds it (a query may take up to the query timeout).
+    func mayReadNow(own: Bool) -> Bool {
+        own || state.queriesOnViewContext.load(ordering: .acquiring) == 0
+    }
+
+    /// The context `get`s read on right now (``contextForReads()``), or `nil` when they may not
+    /// (``mayReadNow(own:)``).
+    func getContextNow() -> ManagedObjectContext? {
+        let (readContext, own) = contextForReads()
+        return mayReadNow(own: own) ? readContext : nil
+    }
+
+    /// After a read on `readContext`: the view context lets go of unreferenced objects past
+    /// ``viewContextObjectLimit``, so reads of many objects leave its memory bounded.
+    func releaseObjects(after readContext: ManagedObjectContext) {
+        if readContext === state.container.viewContext {
+            readContext.releaseUnreferencedObjects(beyond: Self.viewContextObjectLimit)
+        }
+    }
+
+    /// The reply line to the `get` `body` (of request `id`; `ids` its IDs when already parsed)
+    /// appended to `output`: `{"id":…,"ok":true,"result":` then the result written in place, or,
+    /// when the `get` fails, the failure's line instead.
+    func writeGetReply(id: JSON, body: JSON, ids: [ManagedObjectID]?, in readContext: ManagedObjectContext, into output: inout [UInt8]) {
+        let mark = output.count
+        WireReply.writeSuccessStart(id: id, to: &output)
+        do throws(WireError) {
+            try writeGetResult(body, ids: ids, in: readContext, to: &output)
+            JSON.append("}\n", to: &output)
+        } catch {
+            Self.replaceReply(since: mark, with: error, id: id, in: &output)
+        }
+    }
+
+    /// The bytes of a failed reply, from `mark` on, removed from `output` and the failure's
+    /// line written instead.
+    static func replaceReply(since mark: Int, with error: WireError, id: JSON, in output: inout [UInt8]) {
+        output.removeSubrange(mark...)
+        WireReply.failure(id: id, error: error).write(to: &output)
     }
 
     /// What ``answer(_:in:)`` does for the `get`s `requests`, each reply appended to `output`
@@ -44,18 +92,9 @@ extension Session {
                     continue
                 }
             }
-            let mark = output.count
-            WireReply.writeSuccessStart(id: request.id, to: &output)
-            do throws(WireError) {
-                try writeGetResult(request.body, ids: index < parsedIDs.count ? parsedIDs[index] : nil, in: readContext, to: &output)
-                JSON.append("}\n", to: &output)
-            } catch {
-                output.removeSubrange(mark...)
-                WireReply.failure(id: request.id, error: error).write(to: &output)
-            }
+            let ids = index < parsedIDs.count ? parsedIDs[index] : nil
+            writeGetReply(id: request.id, body: request.body, ids: ids, in: readContext, into: &output)
         }
-        if readContext === state.container.viewContext {
-            readContext.releaseUnreferencedObjects(beyond: Self.viewContextObjectLimit)
-        }
+        releaseObjects(after: readContext)
     }
 }

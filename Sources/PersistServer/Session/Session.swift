@@ -102,8 +102,13 @@ public final class Session: Sendable {
     /// refusal when the peer may not run its op, else `nil`. A request alone is admitted when
     /// it comes, each of a batch of reads when its turn comes.
     func admit(_ request: WireRequest, under policy: AccessPolicy) -> WireError? {
-        Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
-        return policy.allows(peer, op: request.op) ? nil : AccessPolicy.refusal(peer, op: request.op)
+        admit(id: request.id, op: request.op, under: policy)
+    }
+
+    /// ``admit(_:under:)`` for the request of `id` and `op`.
+    func admit(id: JSON, op: String, under policy: AccessPolicy) -> WireError? {
+        Logger.daemon.log(.debug, "request", [.requestID(id.encoded), .op(op)] + LogField.peer(peer))
+        return policy.allows(peer, op: op) ? nil : AccessPolicy.refusal(peer, op: op)
     }
 
     /// Whether `request` is a read that ``handle(_:completion:)-([WireRequest],_)`` may answer
@@ -173,11 +178,9 @@ public final class Session: Sendable {
     /// timeout: it goes asynchronously (`perform`), as do `get`s while one is on the view
     /// context, so the loop's thread never waits behind it; the reply comes back later.
     private func read(_ requests: [WireRequest], completion: @escaping @Sendable ([WireReply]) -> Void) {
-        let context = self.context
-        let own = hasPendingChanges.load(ordering: .acquiring)
-        let readContext = own ? context : state.container.viewContext
+        let (readContext, own) = contextForReads()
         let queries = requests.contains { $0.op != "get" }
-        if !queries && (own || state.queriesOnViewContext.load(ordering: .acquiring) == 0) {
+        if !queries && mayReadNow(own: own) {
             completion(readContext.performAndWait { answer(requests, in: readContext) })
             return
         }
@@ -199,9 +202,7 @@ public final class Session: Sendable {
     /// The replies to the reads `requests`, in order; on `readContext`'s queue.
     func answer(_ requests: [WireRequest], in readContext: ManagedObjectContext) -> [WireReply] {
         let replies = replies(to: requests, in: readContext)
-        if readContext === state.container.viewContext {
-            readContext.releaseUnreferencedObjects(beyond: Self.viewContextObjectLimit)
-        }
+        releaseObjects(after: readContext)
         return replies
     }
 

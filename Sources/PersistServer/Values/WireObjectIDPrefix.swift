@@ -7,13 +7,42 @@ import PersistKit
 /// bytes and reads only the key, instead of making the store's and entity's strings and looking
 /// the entity up by name. The store is still asked for at every parse, so an ID of a store
 /// removed since fails as it would without the cache.
-struct WireObjectIDPrefix: Sendable {
+///
+/// Immutable, and a class so that holding it (a pending `get` of a connection does, see
+/// ``SimpleGet``) costs one reference count, not one per field.
+final class WireObjectIDPrefix: Sendable {
     /// `x-coredata://<store>/<Entity>/`.
-    var bytes: [UInt8]
+    let bytes: [UInt8]
     /// The coordinator the entity was found in; another one makes the entry unused.
-    var coordinator: PersistentStoreCoordinator
-    var store: String
-    var entity: EntityDescription
+    let coordinator: PersistentStoreCoordinator
+    /// The store's identifier.
+    let store: String
+    /// The entity the prefix names.
+    let entity: EntityDescription
+
+    /// What an object of this prefix's IDs starts with in a reply, before its key:
+    /// `{"id":"x-coredata://<store>/<Entity>/p` (``WireObjectWriter``).
+    let objectHead: [UInt8]
+    /// What follows the key: `","entity":"<Entity>","version":`.
+    let objectMiddle: [UInt8]
+
+    /// A prefix of `bytes` naming `entity` in the store `store` of `coordinator`.
+    init(bytes: [UInt8], coordinator: PersistentStoreCoordinator, store: String, entity: EntityDescription) {
+        self.bytes = bytes
+        self.coordinator = coordinator
+        self.store = store
+        self.entity = entity
+        var head: [UInt8] = []
+        JSON.append("{\"id\":\"", to: &head)
+        head.append(contentsOf: bytes)
+        head.append(UInt8(ascii: "p"))
+        objectHead = head
+        var middle: [UInt8] = []
+        JSON.append("\",\"entity\":", to: &middle)
+        JSON.writeString(entity.name, to: &middle)
+        JSON.append(",\"version\":", to: &middle)
+        objectMiddle = middle
+    }
 
     /// The ID `text` names when it is this prefix then `p` and a key (decimal digits, no
     /// overflow) and the store is still there; `nil` otherwise (the full parse then judges).

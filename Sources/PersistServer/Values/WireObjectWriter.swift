@@ -59,61 +59,91 @@ enum WireObjectWriter {
         }
     }
 
-    /// One non-transient property of an entity, as ``writeValues(of:entity:properties:to:)``
-    /// writes it when every property is asked for.
-    private struct Entry {
-        /// `"name":`, after a `,` for every property but the first.
-        var prefix: [UInt8]
-        var property: PropertyDescription
-        /// The attribute's slot and type; `nil` for a relationship.
-        var attribute: (slot: Int, type: AttributeType)?
-    }
-
-    /// Each entity's entries, made once. The entity is held, so its identifier is not reused
-    /// while it is here; the daemon serves one model, and the table is emptied past
+    /// Each entity's ``WireValuePlan``, made once. The entity is held, so its identifier is not
+    /// reused while it is here; the daemon serves one model, and the table is emptied past
     /// ``maximumPlans`` entities anyway (models loaded again and again in one process).
-    private static let plans = Locked<[ObjectIdentifier: (entity: EntityDescription, entries: [Entry])]>([:])
+    private static let plans = Locked<[ObjectIdentifier: (entity: EntityDescription, plan: WireValuePlan)]>([:])
     private static let maximumPlans = 1024
 
-    /// The entries of `entity`, from ``plans`` or made now.
-    private static func entries(of entity: EntityDescription) -> [Entry] {
+    /// The plan of `entity`, from ``plans`` or made now.
+    static func plan(of entity: EntityDescription) -> WireValuePlan {
         let key = ObjectIdentifier(entity)
-        if let entries = plans.withLock({ $0[key]?.entries }) { return entries }
-        var entries: [Entry] = []
-        for property in entity.allProperties where !property.isTransient {
-            var prefix: [UInt8] = entries.isEmpty ? [] : [UInt8(ascii: ",")]
-            JSON.writeString(property.name, to: &prefix)
-            prefix.append(UInt8(ascii: ":"))
-            // An attribute without a slot (none has one) would go through WireValueCoder, by name.
-            let attribute = (property as? AttributeDescription).flatMap { attribute in
-                entity.slotIndex(of: attribute.name).map { (slot: $0, type: attribute.attributeType) }
-            }
-            entries.append(Entry(prefix: prefix, property: property, attribute: attribute))
-        }
+        if let plan = plans.withLock({ $0[key]?.plan }) { return plan }
+        let plan = WireValuePlan(entity)
         plans.withLock { table in
             if table.count >= maximumPlans { table.removeAll() }
-            table[key] = (entity, entries)
+            table[key] = (entity, plan)
         }
-        return entries
+        return plan
+    }
+
+    /// What ``write(_:properties:to:)`` appends for `object` with every property, when it is
+    /// the object of the ID `prefix` then `p` and `key` (with `plan`, its entity's plan): the
+    /// ID, entity and version written from the prefix's ready-made bytes, small pieces through
+    /// `stage` (flushed into `output` before anything is written there directly). Any other
+    /// object goes through ``write(_:properties:to:)``.
+    static func write(_ object: ManagedObject, prefix: WireObjectIDPrefix, key: Int64, plan: WireValuePlan,
+                      stage: inout ByteStage, to output: inout [UInt8]) {
+        let id = object.objectID
+        guard object.entity === prefix.entity, plan.entity === prefix.entity, id.entity === prefix.entity,
+              id.primaryKey == key, !id.isTemporaryID, id.storeIdentifier == prefix.store else {
+            stage.flush(into: &output)
+            return write(object, properties: nil, to: &output)
+        }
+        stage.append(prefix.objectHead, spill: &output)
+        stage.writeInteger(key, spill: &output)
+        stage.append(prefix.objectMiddle, spill: &output)
+        // Reading the version fills a fault; the values read next are the ones it is the version of.
+        stage.writeInteger(object.storeVersion, spill: &output)
+        stage.append(",\"values\":{", spill: &output)
+        plan.names.withUnsafeBufferPointer { names in
+            for index in 0..<plan.count {
+                stage.append(UnsafeBufferPointer(rebasing: names[plan.nameStarts[index]..<plan.nameStarts[index + 1]]), spill: &output)
+                let slot = plan.slots[index]
+                guard slot >= 0 else {
+                    stage.flush(into: &output)
+                    WireValueCoder.value(of: object, property: plan.properties[index]).write(to: &output)
+                    continue
+                }
+                let value = object.primitiveValue(atSlot: slot)
+                let type = plan.types[index]
+                switch value {
+                case .null:
+                    stage.append("null", spill: &output)
+                case .integer(let integer) where type != .boolean && type != .double && type != .float:
+                    stage.writeInteger(integer, spill: &output)
+                default:
+                    stage.flush(into: &output)
+                    write(value, type: type, to: &output)
+                }
+            }
+        }
+        stage.append("}}", spill: &output)
+    }
+
+    /// `{"name":value,…}` for every non-transient property of `object`, as `plan` lists them.
+    private static func writeValues(of object: ManagedObject, plan: WireValuePlan, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "{"))
+        plan.names.withUnsafeBufferPointer { names in
+            for index in 0..<plan.count {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: names[plan.nameStarts[index]..<plan.nameStarts[index + 1]]))
+                let slot = plan.slots[index]
+                if slot >= 0 {
+                    write(object.primitiveValue(atSlot: slot), type: plan.types[index], to: &bytes)
+                } else {
+                    WireValueCoder.value(of: object, property: plan.properties[index]).write(to: &bytes)
+                }
+            }
+        }
+        bytes.append(UInt8(ascii: "}"))
     }
 
     /// `{"name":value,…}` for the non-transient properties of `entity` (those in `properties`
     /// when given), in the entity's order.
     private static func writeValues(of object: ManagedObject, entity: EntityDescription, properties: [String]?,
                                     to bytes: inout [UInt8]) {
+        guard let properties else { return writeValues(of: object, plan: plan(of: entity), to: &bytes) }
         bytes.append(UInt8(ascii: "{"))
-        guard let properties else {
-            for entry in entries(of: entity) {
-                bytes.append(contentsOf: entry.prefix)
-                if let (slot, type) = entry.attribute {
-                    write(object.primitiveValue(atSlot: slot), type: type, to: &bytes)
-                } else {
-                    WireValueCoder.value(of: object, property: entry.property).write(to: &bytes)
-                }
-            }
-            bytes.append(UInt8(ascii: "}"))
-            return
-        }
         var first = true
         // Slots are the attributes and to-one relationships in `allProperties` order
         // (`EntityDescription.slots`), so the slot of each is counted, not looked up by name.

@@ -56,19 +56,46 @@ extension JSON {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    /// The decimal digits of `value` (as `String(value)` writes them): one byte appended for
-    /// 0 to 9, otherwise two digits per division from a table of the pairs 00 to 99, into a
-    /// stack buffer appended once.
+    /// The decimal digits of `value` (as `String(value)` writes them), appended to `bytes`.
     static func writeInteger(_ value: Int64, to bytes: inout [UInt8]) {
         if value >= 0 && value < 10 {
             bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
             return
         }
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
+        withDigits(of: value.magnitude) { bytes.append(contentsOf: $0) }
+    }
+
+    /// The most bytes ``writeInteger(_:at:)`` writes: a sign and 19 digits.
+    static let maximumIntegerBytes = 20
+
+    /// Writes the decimal digits of `value` (the bytes ``writeInteger(_:to:)`` appends) at
+    /// `pointer`, which has room for ``maximumIntegerBytes``; returns how many it wrote.
+    static func writeInteger(_ value: Int64, at pointer: UnsafeMutablePointer<UInt8>) -> Int {
+        if value >= 0 && value < 10 {
+            pointer[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value)
+            return 1
+        }
+        var written = 0
+        if value < 0 {
+            pointer[0] = UInt8(ascii: "-")
+            written = 1
+        }
+        return withDigits(of: value.magnitude) { digits in
+            // The force-unwrap cannot fail: the digits are at least one byte.
+            UnsafeMutableRawPointer(pointer + written).copyMemory(from: digits.baseAddress!, byteCount: digits.count)
+            return written &+ digits.count
+        }
+    }
+
+    /// Calls `body` with the decimal digits of `magnitude`, written two per division from a
+    /// table of the pairs 00 to 99 into a stack buffer.
+    @inline(__always)
+    private static func withDigits<Result>(of magnitude: UInt64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        var magnitude = magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // 24 bytes: room for 20 digits
         let pairs = digitPairs.utf8Start
-        withUnsafeMutableBytes(of: &digits) { buffer in
+        return withUnsafeMutableBytes(of: &digits) { buffer in
             var start = 24
             while magnitude >= 100 {
                 let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
@@ -86,7 +113,7 @@ extension JSON {
                 start &-= 1
                 buffer[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
             }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+            return body(UnsafeRawBufferPointer(rebasing: buffer[start...]))
         }
     }
 

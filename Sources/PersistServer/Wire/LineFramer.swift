@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Splits a byte stream into `\n`-terminated lines, with a maximum line length.
 ///
 /// Bytes are appended as they arrive (``append(_:)``); ``nextLine()`` returns each complete line
@@ -61,28 +65,57 @@ public struct LineFramer: Sendable {
 
     /// The next complete line, ``Frame/tooLong``, or `nil` when more bytes are needed.
     public mutating func nextLine() -> Frame? {
-        if poisoned { return nil }
-        while scanned < buffer.count {
-            if buffer[scanned] == UInt8(ascii: "\n") {
-                var end = scanned
-                if end > start && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-                let line = Array(buffer[start..<end])
-                scanned += 1
-                start = scanned
-                if line.count > maximumLineLength { return poison() }
-                return .line(line)
-            }
-            scanned += 1
+        switch nextLineSpan() {
+        case .line(let range)?: return .line(Array(buffer[range]))
+        case .tooLong?: return .tooLong
+        case nil: return nil
         }
-        // No terminator yet. One byte of slack: a `\r` ending the partial line may belong to `\r\n`.
-        let pending = scanned - start
-        if pending > maximumLineLength + 1 || (pending == maximumLineLength + 1 && buffer[scanned - 1] != UInt8(ascii: "\r")) {
-            return poison()
-        }
-        return nil
     }
 
-    private mutating func poison() -> Frame {
+    /// Where ``nextLineSpan()`` found a line: its bytes' range in the framer's buffer (read them
+    /// with ``withBytes(of:_:)`` before the next ``append(_:)``), or an over-long line.
+    public enum Span: Sendable, Equatable {
+        /// A complete line, without its terminator.
+        case line(Range<Int>)
+        /// A line over the limit; no more spans follow.
+        case tooLong
+    }
+
+    /// ``nextLine()`` without copying the line out of the buffer: the range of its bytes.
+    public mutating func nextLineSpan() -> Span? {
+        if poisoned { return nil }
+        // memchr finds the terminator many bytes a step, not one byte per loop turn.
+        let from = scanned
+        let newline: Int? = buffer.withUnsafeBufferPointer { bytes in
+            guard from < bytes.count, let base = bytes.baseAddress,
+                  let found = memchr(base + from, Int32(UInt8(ascii: "\n")), bytes.count - from) else { return nil }
+            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+        }
+        guard let newline else {
+            scanned = buffer.count
+            // No terminator yet. One byte of slack: a `\r` ending the partial line may belong to `\r\n`.
+            let pending = scanned - start
+            if pending > maximumLineLength + 1 || (pending == maximumLineLength + 1 && buffer[scanned - 1] != UInt8(ascii: "\r")) {
+                return poison()
+            }
+            return nil
+        }
+        var end = newline
+        if end > start && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        let range = start..<end
+        scanned = newline + 1
+        start = scanned
+        if range.count > maximumLineLength { return poison() }
+        return .line(range)
+    }
+
+    /// Calls `body` with the bytes of `range`, a line ``nextLineSpan()`` returned since the
+    /// last ``append(_:)``.
+    public func withBytes<Result>(of range: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[range])) }
+    }
+
+    private mutating func poison() -> Span {
         poisoned = true
         buffer = []
         start = 0

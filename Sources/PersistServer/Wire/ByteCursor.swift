@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A position in a request line's bytes, and the pieces of JSON the line readers
+/// (``SimpleRequestParser``, ``SimpleGet``) read from it the same way: whitespace, single bytes,
+/// runs of bytes, plain strings and integers. Each step leaves ``index`` after what it read,
+/// or reports that what comes next is not of its form.
+struct ByteCursor {
+    /// The line, without its terminator.
+    let bytes: UnsafeBufferPointer<UInt8>
+    /// The next byte to read.
+    var index = 0
+
+    /// The most digits ``integer()`` reads: 18 always fit in an `Int64`; longer numbers go to
+    /// the general parser.
+    static let integerDigits = 18
+
+    /// The byte at ``index``, or `nil` at the end.
+    var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    /// Whether the line is read to its end.
+    var atEnd: Bool { index == bytes.count }
+
+    /// Skips JSON whitespace.
+    mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    /// Takes `byte` when it is next.
+    mutating func take(_ byte: UInt8) -> Bool {
+        guard current == byte else { return false }
+        index += 1
+        return true
+    }
+
+    /// Takes `count` bytes at `text` when they come next, compared in one call.
+    mutating func take(_ text: UnsafePointer<UInt8>, count: Int) -> Bool {
+        // The force-unwrap cannot fail: a buffer holding more than `count` (≥ 0) bytes past
+        // `index` has a base address.
+        guard bytes.count - index >= count, count == 0 || memcmp(bytes.baseAddress! + index, text, count) == 0 else { return false }
+        index += count
+        return true
+    }
+
+    /// Takes `text` when it comes next.
+    mutating func take(_ text: StaticString) -> Bool {
+        take(text.utf8Start, count: text.utf8CodeUnitCount)
+    }
+
+    /// A string of printable ASCII without escapes, its quotes taken (`nil` for any other).
+    mutating func plainString() -> String? {
+        guard take(UInt8(ascii: "\"")) else { return nil }
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                index += 1
+                return text
+            }
+            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
+            index += 1
+        }
+        return nil
+    }
+
+    /// Decimal digits: `0`, or up to `limit` digits not starting with `0` whose value fits in
+    /// an `Int64`; `nil` when there are none, more, a leading zero, or an overflow.
+    mutating func digits(limit: Int) -> Int64? {
+        let start = index
+        var value: Int64 = 0
+        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+            if index - start == limit { return nil }
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times.addingReportingOverflow(Int64(bytes[index] &- UInt8(ascii: "0")))
+            guard !overflow, !carry else { return nil }
+            value = sum
+            index += 1
+        }
+        guard index > start, index - start == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
+        return value
+    }
+
+    /// `-`? then ``digits(limit:)`` of at most ``integerDigits``, not followed by a fraction or
+    /// an exponent (`nil` for any other number: the general parser decides those).
+    mutating func integer() -> Int64? {
+        let negative = take(UInt8(ascii: "-"))
+        guard let magnitude = digits(limit: Self.integerDigits) else { return nil }
+        if let byte = current, byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { return nil }
+        return negative ? -magnitude : magnitude
+    }
+}
