@@ -83,29 +83,14 @@ struct ObjectRegistryTests {
 
     // MARK: - Each path of a context that takes objects out
 
-    /// 12 breweries with 3 beers each (every beer tagged "IPA"), saved.
+    /// 12 breweries with 3 beers each, every beer tagged "IPA", saved.
     private func seeded(_ type: StoreType = .sqlite) throws -> PersistentStoreCoordinator {
-        let coordinator = try S.coordinator(type)
-        let context = M.context(coordinator)
-        try context.performAndWait {
-            let tag = M.insert("Tag", into: context, ["name": "IPA"])
-            for b in 0..<12 {
-                let brewery = M.insert("Brewery", into: context, ["name": String(format: "Brewery %03d", b)])
-                for i in 0..<3 {
-                    let beer = M.insert("Beer", into: context, ["name": String(format: "Brewery %03d #%d", b, i), "brewery": brewery])
-                    beer.setValue(Set([tag]), forKey: "tags")
-                }
-            }
-            try context.save()
-        }
-        return coordinator
+        try PrefetchedMembersTests.seeded(type, breweries: 12, tagged: true)
     }
 
     /// The breweries sorted by name, with their beers prefetched.
     private func breweries(_ context: ManagedObjectContext) throws -> [ManagedObject] {
-        let request = M.request("Brewery", sort: [FetchSortDescriptor(key: "name")])
-        request.relationshipKeyPathsForPrefetching = ["beers"]
-        return try context.fetch(request)
+        try PrefetchedMembersTests.prefetchedBreweries(context)
     }
 
     /// Whether `object`'s `relationship` reads its recorded member objects (no lookups).

@@ -11,15 +11,18 @@ struct PrefetchedMembersTests {
     typealias M = ContextTestModel
     typealias S = FetchTestSupport
 
-    /// 70 breweries (enough for the store's scan path) with 3 beers each; returns the coordinator.
-    private func seeded(_ type: StoreType) throws -> PersistentStoreCoordinator {
+    /// `breweries` breweries (70, the default, are enough for the store's scan path) with 3
+    /// beers each, every beer tagged "IPA" when `tagged`, saved; returns the coordinator.
+    static func seeded(_ type: StoreType, breweries: Int = 70, tagged: Bool = false) throws -> PersistentStoreCoordinator {
         let coordinator = try S.coordinator(type)
         let context = M.context(coordinator)
         try context.performAndWait {
-            for b in 0..<70 {
+            let tag = tagged ? M.insert("Tag", into: context, ["name": "IPA"]) : nil
+            for b in 0..<breweries {
                 let brewery = M.insert("Brewery", into: context, ["name": String(format: "Brewery %03d", b)])
                 for i in 0..<3 {
-                    _ = M.insert("Beer", into: context, ["name": String(format: "Brewery %03d #%d", b, i), "abv": Double(i), "brewery": brewery])
+                    let beer = M.insert("Beer", into: context, ["name": String(format: "Brewery %03d #%d", b, i), "abv": Double(i), "brewery": brewery])
+                    if let tag { beer.setValue(Set([tag]), forKey: "tags") }
                 }
             }
             try context.save()
@@ -28,7 +31,7 @@ struct PrefetchedMembersTests {
     }
 
     /// The breweries, sorted by name, with their beers prefetched.
-    private func prefetchedBreweries(_ context: ManagedObjectContext) throws -> [ManagedObject] {
+    static func prefetchedBreweries(_ context: ManagedObjectContext) throws -> [ManagedObject] {
         let request = M.request("Brewery", sort: [FetchSortDescriptor(key: "name")])
         request.relationshipKeyPathsForPrefetching = ["beers"]
         return try context.fetch(request)
@@ -40,10 +43,10 @@ struct PrefetchedMembersTests {
 
     @Test(arguments: S.storeTypes)
     func membersAreTheRegisteredObjects(_ type: StoreType) throws {
-        let coordinator = try seeded(type)
+        let coordinator = try Self.seeded(type)
         let context = M.context(coordinator)
         try context.performAndWait {
-            let breweries = try prefetchedBreweries(context)
+            let breweries = try Self.prefetchedBreweries(context)
             #expect(breweries.count == 70)
             for brewery in breweries {
                 let members = beers(brewery)
@@ -60,10 +63,10 @@ struct PrefetchedMembersTests {
     }
 
     @Test func changesInTheContextAreReflected() throws {
-        let coordinator = try seeded(.sqlite)
+        let coordinator = try Self.seeded(.sqlite)
         let context = M.context(coordinator)
         try context.performAndWait {
-            let breweries = try prefetchedBreweries(context)
+            let breweries = try Self.prefetchedBreweries(context)
             let first = breweries[0], second = breweries[1]
             let moved = try #require(beers(first).first)
             // Moving a beer changes both breweries' memberships before any save.
@@ -88,9 +91,9 @@ struct PrefetchedMembersTests {
     }
 
     @Test func aMergedDeletionIsReflected() throws {
-        let coordinator = try seeded(.sqlite)
+        let coordinator = try Self.seeded(.sqlite)
         let reader = M.context(coordinator)
-        let breweries = try reader.performAndWait { try prefetchedBreweries(reader) }
+        let breweries = try reader.performAndWait { try Self.prefetchedBreweries(reader) }
         let first = breweries[0]
         let doomed = try reader.performAndWait { try #require(beers(first).first).objectID }
         let writer = M.context(coordinator)
@@ -115,10 +118,10 @@ struct PrefetchedMembersTests {
     }
 
     @Test func releasedMembersAreLookedUpAgain() throws {
-        let coordinator = try seeded(.sqlite)
+        let coordinator = try Self.seeded(.sqlite)
         let context = M.context(coordinator)
         try context.performAndWait {
-            let breweries = try prefetchedBreweries(context)
+            let breweries = try Self.prefetchedBreweries(context)
             // The beers are held by nothing but the registry: released, they are gone.
             let released = context.releaseUnreferencedObjects()
             #expect(released >= 210)
@@ -135,16 +138,16 @@ struct PrefetchedMembersTests {
     }
 
     @Test func aRefreshOrResetForgetsTheMembers() throws {
-        let coordinator = try seeded(.sqlite)
+        let coordinator = try Self.seeded(.sqlite)
         let context = M.context(coordinator)
         try context.performAndWait {
-            var breweries = try prefetchedBreweries(context)
+            var breweries = try Self.prefetchedBreweries(context)
             let before = beers(breweries[0])
             context.refresh(breweries[0], mergeChanges: false)
             let after = beers(breweries[0])
             #expect(after == before, "the same registered objects, looked up by ID")
             context.reset()
-            breweries = try prefetchedBreweries(context)
+            breweries = try Self.prefetchedBreweries(context)
             let fresh = beers(breweries[0])
             #expect(fresh.count == 3)
             #expect(fresh.isDisjoint(with: before), "new objects after a reset")
@@ -153,9 +156,9 @@ struct PrefetchedMembersTests {
     }
 
     @Test func aChildContextSeesItsOwnObjects() throws {
-        let coordinator = try seeded(.sqlite)
+        let coordinator = try Self.seeded(.sqlite)
         let parent = M.context(coordinator)
-        let breweries = try parent.performAndWait { try prefetchedBreweries(parent) }
+        let breweries = try parent.performAndWait { try Self.prefetchedBreweries(parent) }
         let parentBeers = parent.performAndWait { beers(breweries[0]) }
         let child = ManagedObjectContext(concurrencyType: .privateQueue)
         child.parent = parent
