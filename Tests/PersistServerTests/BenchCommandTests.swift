@@ -36,6 +36,21 @@ struct BenchCommandTests {
         #expect(BenchCommand.run(["--clients", "0"]).exitCode == 2)
     }
 
+    @Test("a setup the daemon refuses fails in one short line naming the error and the options to fix it")
+    func refusedSetup() throws {
+        let daemon = try DaemonHarness.start()
+        defer { daemon.stop() }
+        // Beer requires `name` and `uuid`: 30 inserts of no values fail their save with 60 errors.
+        let run = try PersistctlTests.run(["bench", "--op", "get", "--entity", "Beer", "--objects", "30", "--seconds", "0.1",
+                                           "--warm-up", "0"], socket: daemon.socketPath)
+        #expect(run.status == 1)
+        #expect(run.out.isEmpty)
+        #expect(run.err.contains("saving the 30 Beer objects to read failed: validation_failed: "), "\(run.err)")
+        #expect(run.err.contains("(first: Beer.") && run.err.contains("; 59 more)"), "\(run.err)")
+        #expect(run.err.contains("--values"), "\(run.err)")
+        #expect(run.err.split(separator: "\n").count == 1 && run.err.utf8.count < 400, "\(run.err)")
+    }
+
     @Test("options parse")
     func options() throws {
         let options = try BenchCommand.parse(["--socket", "/tmp/x.sock", "--op", "insert", "--clients", "16", "--pipeline", "16",

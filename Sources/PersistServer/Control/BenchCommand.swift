@@ -152,14 +152,30 @@ public enum BenchCommand {
             guard let reply = try client.readLine() else { throw SocketError("bench", message: "the daemon closed the connection") }
             pending -= 1
             guard reply["ok"] == .bool(true), let id = reply["result"]?["object"]?["id"]?.stringValue else {
-                throw SocketError("bench", message: "inserting a \(entity) failed: \(reply.encoded)")
+                throw SocketError("bench", message: "inserting a \(entity) failed: \(failure(of: reply))")
             }
             ids.append(id)
         }
         let saved = try client.request(["op": "save"])
-        guard saved["ok"] == .bool(true) else { throw SocketError("bench", message: "saving failed: \(saved.encoded)") }
+        guard saved["ok"] == .bool(true) else {
+            throw SocketError("bench", message: "saving the \(options.objects) \(entity) objects to read failed: \(failure(of: saved))")
+        }
         return LoadGenerator.Workload(units: ids.map { [body([JSON.Member("op", "get"), JSON.Member("ids", .array([.string($0)]))])] },
                                       checksReplies: true)
+    }
+
+    /// A failed setup reply in one short line: its code and message, the first of the errors it
+    /// lists (a save of many objects lists one per object and key) and how many more, and, for a
+    /// validation failure, the options that supply the values the entity requires.
+    static func failure(of reply: JSON) -> String {
+        guard let error = reply["error"], let code = error["code"]?.stringValue else { return reply.encoded }
+        var text = code + ": " + (error["message"]?.stringValue ?? "")
+        if let listed = error["errors"]?.arrayValue, let first = listed.first {
+            let detail = first["message"]?.stringValue ?? first.encoded
+            text += listed.count > 1 ? " (first: \(detail); \(listed.count - 1) more)" : " (\(detail))"
+        }
+        if code == "validation_failed" { text += "; give the values the entity requires with --values, or another entity with --entity" }
+        return text
     }
 
     static func format(_ report: LoadGenerator.Report, _ options: Options) -> String {
