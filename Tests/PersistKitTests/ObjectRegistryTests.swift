@@ -152,18 +152,7 @@ struct ObjectRegistryTests {
         let reader = M.context(coordinator)
         let all = try reader.performAndWait { try breweries(reader) }
         let doomed = try reader.performAndWait { try #require(checkedMembers(all[0]).first).objectID }
-        let writer = M.context(coordinator)
-        // Set on the writer's queue by its save, read after that save returned.
-        nonisolated(unsafe) var saved: Notification?
-        let token = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didSaveObjectsNotification, object: writer, queue: nil) {
-            saved = $0
-        }
-        defer { NotificationCenter.default.removeObserver(token) }
-        try writer.performAndWait {
-            writer.delete(writer.object(with: doomed))
-            try writer.save()
-        }
-        reader.mergeChanges(fromContextDidSave: try #require(saved))
+        reader.mergeChanges(fromContextDidSave: try PrefetchedMembersTests.deletionSaved(doomed, in: coordinator))
         reader.performAndWait {
             #expect(!usesRecordedMembers(all[1]))
             #expect(checkedMembers(all[1]).count == 3)

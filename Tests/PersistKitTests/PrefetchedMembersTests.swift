@@ -30,6 +30,23 @@ struct PrefetchedMembersTests {
         return coordinator
     }
 
+    /// The did-save notification of another context of `coordinator` deleting `doomed` and
+    /// saving, for a reader to merge.
+    static func deletionSaved(_ doomed: ManagedObjectID, in coordinator: PersistentStoreCoordinator) throws -> Notification {
+        let writer = M.context(coordinator)
+        // Set on the writer's queue by its save, read after that save returned.
+        nonisolated(unsafe) var saved: Notification?
+        let token = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didSaveObjectsNotification, object: writer, queue: nil) {
+            saved = $0
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        try writer.performAndWait {
+            writer.delete(writer.object(with: doomed))
+            try writer.save()
+        }
+        return try #require(saved)
+    }
+
     /// The breweries, sorted by name, with their beers prefetched.
     static func prefetchedBreweries(_ context: ManagedObjectContext) throws -> [ManagedObject] {
         let request = M.request("Brewery", sort: [FetchSortDescriptor(key: "name")])
@@ -96,19 +113,7 @@ struct PrefetchedMembersTests {
         let breweries = try reader.performAndWait { try Self.prefetchedBreweries(reader) }
         let first = breweries[0]
         let doomed = try reader.performAndWait { try #require(beers(first).first).objectID }
-        let writer = M.context(coordinator)
-        // Set on the writer's queue by its save, read after that save returned.
-        nonisolated(unsafe) var saved: Notification?
-        let token = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didSaveObjectsNotification, object: writer, queue: nil) {
-            saved = $0
-        }
-        defer { NotificationCenter.default.removeObserver(token) }
-        try writer.performAndWait {
-            writer.delete(writer.object(with: doomed))
-            try writer.save()
-        }
-        let notification = try #require(saved)
-        reader.mergeChanges(fromContextDidSave: notification)
+        reader.mergeChanges(fromContextDidSave: try Self.deletionSaved(doomed, in: coordinator))
         reader.performAndWait {
             let members = beers(first)
             #expect(members.count == 2)
