@@ -364,16 +364,11 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     /// The requests in flight were answered with `replies` (one each, in order): writes them
     /// with one `send`, and lets the next request start.
     private func finish(_ replies: [WireReply]) {
-        busy = false
-        queuedRequests -= replies.count
-        lastActivity = .now()
-        statistics.requestsServed.add(replies.count, ordering: .relaxed)
         if !closed {
             if outputStart >= output.count { lastWrite = .now() }
             for reply in replies { reply.write(to: &output) }
-            flush()
         }
-        moveEvents()
+        finishWritten(replies.count)
     }
 
     /// The `count` requests in flight were answered with replies already written into
