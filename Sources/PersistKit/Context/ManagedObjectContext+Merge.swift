@@ -81,6 +81,7 @@ extension ManagedObjectContext {
                 refreshed.insert(object)
             }
             if refreshed.isEmpty && deleted.isEmpty && changes.inserted.isEmpty { return }
+            guard postsNotifications else { return }
             Self.mergedObjectsUserInfo.post(Self.didChangeObjectsNotification, object: self,
                                             refreshed, deleted, Set<ManagedObject>(), Set<ManagedObject>())
         }

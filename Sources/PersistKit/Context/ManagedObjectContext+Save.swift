@@ -18,7 +18,7 @@ extension ManagedObjectContext {
         try onQueue {
             guard hasChanges else { return }
             let pendingInserted = processPendingChangesReturningInserted()
-            post(Self.willSaveObjectsNotification, userInfo: [:])
+            if postsNotifications { post(Self.willSaveObjectsNotification, userInfo: [:]) }
             let inserted = insertedByID.values.filter { !$0._isDeleted }
             let deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
             let updated = changedByID.isEmpty ? [] : changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
@@ -327,8 +327,8 @@ extension ManagedObjectContext {
     func didCommit(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], versionBump: Bool,
                    insertedSet: Set<ManagedObject>? = nil) {
         // The settings read once, under one lock.
-        let (contextName, author, isRoot, coordinator, hasChildren) = settings.withLock {
-            ($0.name, $0.transactionAuthor, $0.parent == nil, $0.coordinator, !$0.children.isEmpty)
+        let (contextName, author, isRoot, coordinator, hasChildren, posts) = settings.withLock {
+            ($0.name, $0.transactionAuthor, $0.parent == nil, $0.coordinator, !$0.children.isEmpty, $0.postsNotifications)
         }
         var changes = SavedChanges()
         changes.contextName = contextName
@@ -363,13 +363,15 @@ extension ManagedObjectContext {
         Self.clearChangeSet(&changedByID)
         for object in inserted { object.didSave() }
         for object in updated { object.didSave() }
-        // The saved changes are boxed once and shared by both notifications.
-        let boxedChanges: Any = changes
-        Self.savedObjectsUserInfo.post(Self.didSaveObjectsNotification, object: self,
-                                       insertedSet ?? Set(inserted), Set(updated), Set(deleted), boxedChanges)
-        Self.savedObjectIDsUserInfo.post(Self.didSaveObjectIDsNotification, object: self,
-                                         Set(changes.inserted), changes.updated.isEmpty ? Set<ManagedObjectID>() : Set(changes.updatedIDs),
-                                         Set(changes.deleted), boxedChanges)
+        if posts {
+            // The saved changes are boxed once and shared by both notifications.
+            let boxedChanges: Any = changes
+            Self.savedObjectsUserInfo.post(Self.didSaveObjectsNotification, object: self,
+                                           insertedSet ?? Set(inserted), Set(updated), Set(deleted), boxedChanges)
+            Self.savedObjectIDsUserInfo.post(Self.didSaveObjectIDsNotification, object: self,
+                                             Set(changes.inserted), changes.updated.isEmpty ? Set<ManagedObjectID>() : Set(changes.updatedIDs),
+                                             Set(changes.deleted), boxedChanges)
+        }
         let saved = changes
         if hasChildren {
             for child in children where child.automaticallyMergesChangesFromParent {

@@ -40,6 +40,8 @@ public final class ManagedObjectContext: @unchecked Sendable {
         var children: [WeakContext] = []
         /// Set on a container's view context: remote changes merge into it (see `RemoteChangeObserver`).
         var receivesRemoteChanges = false
+        /// See ``ManagedObjectContext/postsNotifications`` (ManagedObjectContext+Notifications.swift).
+        var postsNotifications = true
     }
 
     /// How the context runs.

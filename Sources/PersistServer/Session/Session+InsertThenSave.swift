@@ -7,10 +7,12 @@ extension Session {
     ///
     /// Alone, an `insert` takes its object's permanent ID at once (the reply promises the ID the
     /// object keeps), which costs a transaction of its own to reserve the primary key. Here the
-    /// insert's reply is encoded before the save, as it would have been, and its `id` is filled
-    /// in after it: the save's transaction reserves the key, as it does for any new object. If
-    /// the save fails (its changes stay pending, as always), the object takes its permanent ID
-    /// then, exactly as a lone `insert` would have. The replies are the same bytes either way.
+    /// insert's reply is written before the save, as it would have been, and its `id` is written
+    /// in front of it after the save: the save's transaction reserves the key, as it does for
+    /// any new object. If the save fails (its changes stay pending, as always), the object takes
+    /// its permanent ID then, exactly as a lone `insert` would have. The replies are the same
+    /// bytes either way, written straight into bytes (no `JSON` tree, as ``WireObjectWriter``
+    /// does for `get`).
     func insertThenSave(_ insert: WireRequest, _ save: WireRequest) -> [WireReply] {
         Logger.daemon.log(.debug, "request", [.requestID(insert.id.encoded), .op(insert.op)] + LogField.peer(peer))
         Logger.daemon.log(.debug, "request", [.requestID(save.id.encoded), .op(save.op)] + LogField.peer(peer))
@@ -25,9 +27,17 @@ extension Session {
         } catch {
             return [.failure(id: insert.id, error: error), Self.reply(save) { () throws(WireError) in try self.save(save.body) }]
         }
-        // The ID is filled in below, once it is the permanent one.
-        let encoded = WireValueCoder.encode(object, properties: nil, id: "")
-        let saveReply = Self.reply(save) { () throws(WireError) in try self.save(save.body) }
+        // The reply's object is written now, as inserted (version 0), all but its ID, which is
+        // written in front of it once it is the permanent one.
+        var afterID: [UInt8] = []
+        afterID.reserveCapacity(256)
+        Self.writeObject(object, afterIDTo: &afterID)
+        let saveReply: WireReply
+        do throws(WireError) {
+            saveReply = .encodedSuccess(id: save.id, result: Self.saveResult(try saveCounts(save.body)))
+        } catch {
+            saveReply = .failure(id: save.id, error: error)
+        }
         if object.objectID.isTemporaryID {
             // The save failed (or did not include the object): the insert takes its ID now.
             do {
@@ -37,7 +47,25 @@ extension Session {
                 return [.failure(id: insert.id, error: WireError(persistenceError: error)), saveReply]
             }
         }
-        return [.success(id: insert.id, result: .object(["object": Self.replacingID(of: encoded, with: object.objectID)])), saveReply]
+        var result: [UInt8] = []
+        result.reserveCapacity(afterID.count + 80)
+        JSON.append("{\"object\":{\"id\":", to: &result)
+        WireObjectWriter.writeID(object.objectID, to: &result)
+        result.append(contentsOf: afterID)
+        result.append(UInt8(ascii: "}"))
+        return [.encodedSuccess(id: insert.id, result: result), saveReply]
+    }
+
+    /// Appends what ``WireObjectWriter/write(_:properties:to:)`` writes for `object` after its
+    /// `id`: `,"entity":…,"version":n,"values":{…}}`.
+    static func writeObject(_ object: ManagedObject, afterIDTo bytes: inout [UInt8]) {
+        JSON.append(",\"entity\":", to: &bytes)
+        JSON.writeString(object.entity.name, to: &bytes)
+        JSON.append(",\"version\":", to: &bytes)
+        JSON.writeInteger(object.storeVersion, to: &bytes)
+        JSON.append(",\"values\":", to: &bytes)
+        WireObjectWriter.writeValues(of: object, entity: object.entity, properties: nil, to: &bytes)
+        bytes.append(UInt8(ascii: "}"))
     }
 
     /// The reply to the write `request`, after the access check (for requests of a batch,
@@ -47,12 +75,5 @@ extension Session {
             return .failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op))
         }
         return Self.reply(request) { () throws(WireError) in try self.writeOp(request) }
-    }
-
-    /// `object` (an encoded object: `{"id":…,…}`) with its `id` member set to `id`.
-    static func replacingID(of object: JSON, with id: ManagedObjectID) -> JSON {
-        guard var members = object.members, let index = members.firstIndex(where: { $0.key == "id" }) else { return object }
-        members[index].value = .string(WireObjectID.format(id))
-        return .object(members)
     }
 }

@@ -65,6 +65,9 @@ public final class Session: Sendable {
         self.peer = peer
         self.context = state.container.newBackgroundContext()
         context.name = name
+        // Nothing observes a connection's context: its saves post nothing (the subscription
+        // hub is told of them by Session+Save.swift; merges and history need no notification).
+        context.postsNotifications = false
     }
 
     /// Answers `request`; `completion` gets the reply.

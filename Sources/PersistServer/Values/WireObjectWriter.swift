@@ -140,7 +140,7 @@ enum WireObjectWriter {
 
     /// `{"name":value,…}` for the non-transient properties of `entity` (those in `properties`
     /// when given), in the entity's order.
-    private static func writeValues(of object: ManagedObject, entity: EntityDescription, properties: [String]?,
+    static func writeValues(of object: ManagedObject, entity: EntityDescription, properties: [String]?,
                                     to bytes: inout [UInt8]) {
         guard let properties else { return writeValues(of: object, plan: plan(of: entity), to: &bytes) }
         bytes.append(UInt8(ascii: "{"))
