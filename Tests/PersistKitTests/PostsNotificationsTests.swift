@@ -91,6 +91,39 @@ struct PostsNotificationsTests {
         #expect(viewerNotes.take().isEmpty)
     }
 
+    @Test func insertsPointingAtHeldObjectsStillReachAQuietMergingContext() throws {
+        // A quiet context is not woken for saves of inserts alone; an insert that changes an
+        // object it holds (the inverse to-many of the new object's to-one) still reaches it.
+        let coordinator = try Self.sqliteCoordinator()
+        let writer = M.context(coordinator)
+        writer.postsNotifications = false
+        let viewer = M.context(coordinator)
+        viewer.automaticallyMergesChangesFromParent = true
+        viewer.postsNotifications = false
+        let breweryID = try writer.performAndWait {
+            let brewery = M.insert("Brewery", into: writer, ["name": "North"])
+            try writer.save()
+            return brewery.objectID
+        }
+        let held = try viewer.performAndWait {
+            let brewery = try viewer.existingObject(with: breweryID)
+            #expect((brewery.value(forKey: "beers") as? Set<ManagedObject>)?.isEmpty == true)
+            return brewery
+        }
+        try writer.performAndWait {
+            _ = M.insert("Beer", into: writer, ["name": "Alone"])
+            try writer.save()
+            let beer = M.insert("Beer", into: writer, ["name": "Brewed"])
+            beer.setValue(try writer.existingObject(with: breweryID), forKey: "brewery")
+            try writer.save()
+        }
+        let (names, all) = try viewer.performAndWait {
+            (M.names(held.value(forKey: "beers")), M.names(try viewer.fetch(M.request("Beer"))).sorted())
+        }
+        #expect(names == ["Brewed"])
+        #expect(all == ["Alone", "Brewed"])
+    }
+
     @Test func offInAChildStillPushesToItsParentAndTheParentStillPosts() throws {
         let parent = M.context(try Self.sqliteCoordinator())
         let child = ManagedObjectContext(concurrencyType: .privateQueue)

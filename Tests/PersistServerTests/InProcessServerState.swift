@@ -22,6 +22,7 @@ enum InProcessServerState {
         container.loadPersistentStores { _, error in loadError = error }
         if let loadError { throw loadError }
         container.viewContext.automaticallyMergesChangesFromParent = true
+        container.viewContext.postsNotifications = false
         let configuration = ServerConfiguration(modelPath: DaemonHarness.modelPath,
                                                 storePath: directory.appendingPathComponent("store.sqlite").path,
                                                 socketPath: directory.appendingPathComponent("unused.sock").path)

@@ -143,10 +143,17 @@ public final class PersistentStoreCoordinator: Sendable {
     /// while a context's earlier merges still wait are queued behind them and applied by the
     /// same block: under many concurrent saves a busy view context is woken once per run of
     /// saves rather than once per save.
+    ///
+    /// A save that only inserted objects (no updates, deletions or to-many changes) changes
+    /// nothing another context holds: merging it would only post that context's
+    /// objects-did-change notification. A context that posts none
+    /// (``ManagedObjectContext/postsNotifications``) is not woken for it.
     func contextDidSave(_ context: ManagedObjectContext, changes: SavedChanges) {
+        let onlyInserts = changes.updated.isEmpty && changes.deleted.isEmpty && changes.toManyChanged.isEmpty
         // Only the contexts that merge are looked at, not every context of the coordinator.
         for entry in currentMergeTargets() {
             guard let other = entry.context, other !== context else { continue }
+            if onlyInserts && !other.postsNotifications { continue }
             let key = ObjectIdentifier(other)
             let schedule = pendingMerges.withLock { pending in
                 pending[key, default: []].append(changes)

@@ -113,6 +113,8 @@ public final class Server: @unchecked Sendable {
             throw StartError(message: "cannot open the store \(configuration.storePath): \(Self.oneLine(loadError))")
         }
         container.viewContext.automaticallyMergesChangesFromParent = true
+        // Nothing observes the view context's notifications (merges of every save post one).
+        container.viewContext.postsNotifications = false
         do {
             self.state = try ServerState(container: container, configuration: configuration)
         } catch {
