@@ -51,8 +51,8 @@ extension ManagedObjectContext {
     /// a quarter of the work of saving one object. Everything else works as before: a save
     /// is still merged into the contexts that merge changes automatically, children still
     /// get their parent's changes, and the store still records persistent history; only
-    /// observers of this context's notifications (and of `NotificationCenter` posts whose
-    /// object is `nil`) no longer hear from it. See `docs/core-data-differences.md`.
+    /// observers of these notifications, whether registered for this context or for any
+    /// object, no longer hear from it. See `docs/core-data-differences.md`.
     public var postsNotifications: Bool {
         get { settings.withLock { $0.postsNotifications } }
         set { settings.withLock { $0.postsNotifications = newValue } }
