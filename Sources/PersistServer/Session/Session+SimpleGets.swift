@@ -17,17 +17,41 @@ extension Session {
         return true
     }
 
+    /// What a simple `get`'s object is before its reply is written.
+    private enum SimpleGetObject {
+        /// The ID's store is gone: the general path answers the `get`, with its error.
+        case storeGone
+        /// Loaded in the read context and not deleted.
+        case loaded(ManagedObject)
+        /// Not loaded (or a fault, or deleted): asked for through `existingObject`.
+        case notLoaded
+    }
+
+    /// The object of the ID `prefix` then `p` and `key` when `readContext` holds it loaded and
+    /// not deleted (what `existingObject` would return without asking the store); `nil`
+    /// otherwise. The one place a simple `get` looks its object up: on `readContext`'s queue.
+    @inline(__always)
+    private func loadedObject(prefix: WireObjectIDPrefix, key: Int64, in readContext: ManagedObjectContext) -> ManagedObject? {
+        let id = ManagedObjectID(entity: prefix.entity, storeIdentifier: prefix.store, primaryKey: key)
+        guard let object = readContext.registeredObject(for: id), !object.isFault, !object.isDeleted else { return nil }
+        return object
+    }
+
+    /// The object ID of `get` (for an object not loaded: the store call and `existingObject`).
+    private static func objectID(of get: SimpleGet) -> ManagedObjectID {
+        ManagedObjectID(entity: get.prefix.entity, storeIdentifier: get.prefix.store, primaryKey: get.key)
+    }
+
     private func writeSimpleGets(_ gets: [SimpleGet], in readContext: ManagedObjectContext, into output: inout [UInt8]) {
-        // Read once per batch (a copy under the state's lock), not once per request.
+        // Read once per batch (a copy under the state's lock), not once per request; so is
+        // whether this peer may `get` at all, which decides the same for every `get` here.
         let policy = state.policy
-        // Each ID, `nil` when its store is gone (the general path then answers it), and its
-        // object when the context holds it loaded and not deleted (what `existingObject` would
-        // return without asking the store).
-        var ids: [ManagedObjectID?] = []
-        var loaded: [ManagedObject?] = []
-        ids.reserveCapacity(gets.count)
-        loaded.reserveCapacity(gets.count)
-        var missing: [ManagedObjectID] = []
+        let mayGet = policy.allows(peer, op: "get")
+        // Each `get` still logs its debug line; a refused one is refused (and logged) in turn.
+        let admitEach = !mayGet || Logger.daemon.isEnabled(.debug)
+        var objects: [SimpleGetObject] = []
+        objects.reserveCapacity(gets.count)
+        var missing = 0
         var checked: WireObjectIDPrefix?
         var present = false
         for get in gets {
@@ -35,39 +59,46 @@ extension Session {
                 checked = get.prefix
                 present = state.coordinator.persistentStore(withIdentifier: get.prefix.store) != nil
             }
-            guard present else {
-                ids.append(nil)
-                loaded.append(nil)
-                continue
-            }
-            let id = ManagedObjectID(entity: get.prefix.entity, storeIdentifier: get.prefix.store, primaryKey: get.key)
-            ids.append(id)
-            if let object = readContext.registeredObject(for: id), !object.isFault, !object.isDeleted {
-                loaded.append(object)
+            if !present {
+                objects.append(.storeGone)
+            } else if let object = loadedObject(prefix: get.prefix, key: get.key, in: readContext) {
+                objects.append(.loaded(object))
             } else {
-                loaded.append(nil)
-                missing.append(id)
+                objects.append(.notLoaded)
+                missing += 1
             }
         }
         // As `preloadObjects(of:in:)`: one store call for the objects of several gets.
-        if missing.count > 1, policy.allows(peer, op: "get") { try? readContext.loadObjects(with: missing) }
+        if missing > 1, mayGet {
+            var ids: [ManagedObjectID] = []
+            ids.reserveCapacity(missing)
+            for (index, get) in gets.enumerated() {
+                if case .notLoaded = objects[index] { ids.append(Self.objectID(of: get)) }
+            }
+            try? readContext.loadObjects(with: ids)
+        }
         var plan: WireValuePlan?
         // Each reply's small pieces are staged and appended once (`ByteStage`).
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2048) { buffer in
             var stage = ByteStage(buffer)
             for (index, get) in gets.enumerated() {
-                if let refusal = admit(id: get.id, op: "get", under: policy) {
+                if admitEach, let refusal = admit(id: get.id, op: "get", under: policy) {
                     WireReply.failure(id: get.id, error: refusal).write(to: &output)
                     continue
                 }
-                guard let id = ids[index] else {
+                let found = objects[index]
+                if case .storeGone = found {
                     writeGetReply(id: get.id, body: get.request.body, ids: nil, in: readContext, into: &output)
                     continue
                 }
                 let mark = output.count
                 do throws(WireError) {
                     let object: ManagedObject
-                    if let found = loaded[index] { object = found } else { object = try existingObject(id, in: readContext) }
+                    if case .loaded(let loaded) = found {
+                        object = loaded
+                    } else {
+                        object = try existingObject(Self.objectID(of: get), in: readContext)
+                    }
                     let entityPlan: WireValuePlan
                     if let plan, plan.entity === get.prefix.entity {
                         entityPlan = plan
