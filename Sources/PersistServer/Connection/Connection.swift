@@ -75,8 +75,6 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     @exclusivity(unchecked) private var lineStarted: DispatchTime?
     /// When the client last took bytes of its replies (or when replies began to wait).
     @exclusivity(unchecked) private var lastWrite = DispatchTime.now()
-    /// The most bytes one `read` takes.
-    private static let readChunk = 64 * 1024
     /// Subscription events not yet in `output` (see `Connection+Events.swift`).
     @exclusivity(unchecked) var events: EventQueue
     /// `moveEvents()` is running (it flushes, and a flush may call it again).
@@ -145,8 +143,8 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     // MARK: - Reading
 
     private func readAvailable() {
-        // The read buffer exists only while reading: an idle connection holds none.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.readChunk) { buffer in readAvailable(into: buffer) }
+        // The loop's read buffer, shared by its connections: an idle connection holds none.
+        readAvailable(into: loop.readBuffer)
     }
 
     private func readAvailable(into buffer: UnsafeMutableBufferPointer<UInt8>) {
@@ -278,8 +276,9 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
         while !busy, !closed, !pending.isEmpty {
             if case .gets(let count) = pending[0] {
                 busy = true
-                let gets = takeGets(count)
+                var gets = takeGets(count)
                 if !answeredNow(gets.count, { session.answerSimpleGetsNow(gets, into: &$0) }) { hand(gets.map(\.request)) }
+                reuse(&gets)
                 continue
             }
             switch pending.removeFirst() {
@@ -345,6 +344,18 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
         let gets = Array(pendingGets[0..<taken])
         pendingGets.removeFirst(taken)
         return gets
+    }
+
+    /// The most simple `get`s whose room a batch's array hands back to `pendingGets`.
+    private static let reusedGetCapacity = 32
+
+    /// Hands the room of a batch's `gets`, answered, back to `pendingGets` when that is empty
+    /// and the room small: the next run is queued without growing an array from nothing
+    /// (five allocations for sixteen `get`s). An idle connection keeps at most that room.
+    private func reuse(_ gets: inout [SimpleGet]) {
+        guard pendingGets.isEmpty, gets.capacity <= Self.reusedGetCapacity else { return }
+        gets.removeAll(keepingCapacity: true)
+        swap(&gets, &pendingGets)
     }
 
     /// `first`, and the requests of its kind (reads, or writes) waiting right after it (taken

@@ -17,16 +17,6 @@ extension Session {
         return true
     }
 
-    /// What a simple `get`'s object is before its reply is written.
-    private enum SimpleGetObject {
-        /// The ID's store is gone: the general path answers the `get`, with its error.
-        case storeGone
-        /// Loaded in the read context and not deleted.
-        case loaded(ManagedObject)
-        /// Not loaded (or a fault, or deleted): asked for through `existingObject`.
-        case notLoaded
-    }
-
     /// The object of the ID `prefix` then `p` and `key` when `readContext` holds it loaded and
     /// not deleted (what `existingObject` would return without asking the store); `nil`
     /// otherwise. The one place a simple `get` looks its object up: on `readContext`'s queue.
@@ -49,53 +39,58 @@ extension Session {
         let mayGet = policy.allows(peer, op: "get")
         // Each `get` still logs its debug line; a refused one is refused (and logged) in turn.
         let admitEach = !mayGet || Logger.daemon.isEnabled(.debug)
-        var objects: [SimpleGetObject] = []
-        objects.reserveCapacity(gets.count)
+        // Each `get`'s object when the context holds it loaded and not deleted, else `nil`
+        // (asked for through `existingObject`); and the `get`s whose store is gone (the
+        // general path answers them, with its error), usually none.
+        var loaded: [ManagedObject?] = []
+        loaded.reserveCapacity(gets.count)
+        var storeGone: [Int] = []
         var missing = 0
         var checked: WireObjectIDPrefix?
         var present = false
-        for get in gets {
-            if get.prefix !== checked {
-                checked = get.prefix
-                present = state.coordinator.persistentStore(withIdentifier: get.prefix.store) != nil
+        for index in gets.indices {
+            let prefix = gets[index].prefix
+            if prefix !== checked {
+                checked = prefix
+                present = state.coordinator.persistentStore(withIdentifier: prefix.store) != nil
             }
-            if !present {
-                objects.append(.storeGone)
-            } else if let object = loadedObject(prefix: get.prefix, key: get.key, in: readContext) {
-                objects.append(.loaded(object))
-            } else {
-                objects.append(.notLoaded)
-                missing += 1
+            guard present else {
+                storeGone.append(index)
+                loaded.append(nil)
+                continue
             }
+            let object = loadedObject(prefix: prefix, key: gets[index].key, in: readContext)
+            if object == nil { missing += 1 }
+            loaded.append(object)
         }
         // As `preloadObjects(of:in:)`: one store call for the objects of several gets.
         if missing > 1, mayGet {
             var ids: [ManagedObjectID] = []
-            ids.reserveCapacity(missing)
-            for (index, get) in gets.enumerated() {
-                if case .notLoaded = objects[index] { ids.append(Self.objectID(of: get)) }
+            for index in gets.indices where loaded[index] == nil && !storeGone.contains(index) {
+                ids.append(Self.objectID(of: gets[index]))
             }
             try? readContext.loadObjects(with: ids)
         }
         var plan: WireValuePlan?
-        // Each reply's small pieces are staged and appended once (`ByteStage`).
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2048) { buffer in
+        // Each reply's small pieces are staged and appended once (`ByteStage`). 1,024 bytes
+        // is the most the standard library places on the stack (a larger buffer is a heap
+        // allocation per batch); a reply that does not fit spills into `output`, in order.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer in
             var stage = ByteStage(buffer)
             for (index, get) in gets.enumerated() {
                 if admitEach, let refusal = admit(id: get.id, op: "get", under: policy) {
                     WireReply.failure(id: get.id, error: refusal).write(to: &output)
                     continue
                 }
-                let found = objects[index]
-                if case .storeGone = found {
+                if !storeGone.isEmpty, storeGone.contains(index) {
                     writeGetReply(id: get.id, body: get.request.body, ids: nil, in: readContext, into: &output)
                     continue
                 }
                 let mark = output.count
                 do throws(WireError) {
                     let object: ManagedObject
-                    if case .loaded(let loaded) = found {
-                        object = loaded
+                    if let found = loaded[index] {
+                        object = found
                     } else {
                         object = try existingObject(Self.objectID(of: get), in: readContext)
                     }

@@ -104,19 +104,23 @@ enum WireObjectWriter {
                 guard let base = names.baseAddress else { return }
                 for index in steps.indices {
                     let step = steps[index]
-                    stage.append(UnsafeBufferPointer(start: base + Int(step.nameStart), count: Int(step.nameCount)), spill: &output)
+                    let name = base + Int(step.nameStart)
                     guard step.slot >= 0 else {
+                        stage.append(UnsafeBufferPointer(start: name, count: Int(step.nameCount)), spill: &output)
                         stage.flush(into: &output)
                         WireValueCoder.value(of: object, property: plan.properties[index]).write(to: &output)
                         continue
                     }
                     let value = object.primitiveValue(atSlot: Int(step.slot))
-                    switch value {
-                    case .integer(let integer) where step.writesIntegers:
-                        stage.writeInteger(integer, spill: &output)
-                    case .null:
+                    // An integer attribute's name and digits in one step (the usual value).
+                    if step.writesIntegers, case .integer(let integer) = value {
+                        stage.append(name, count: Int(step.nameCount), thenInteger: integer, spill: &output)
+                        continue
+                    }
+                    stage.append(UnsafeBufferPointer(start: name, count: Int(step.nameCount)), spill: &output)
+                    if case .null = value {
                         stage.append("null", spill: &output)
-                    default:
+                    } else {
                         stage.flush(into: &output)
                         write(value, type: plan.types[index], to: &output)
                     }
