@@ -77,13 +77,15 @@ extension Session {
         // allocation per batch); a reply that does not fit spills into `output`, in order.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer in
             var stage = ByteStage(buffer)
-            for (index, get) in gets.enumerated() {
-                if admitEach, let refusal = admit(id: get.id, op: "get", under: policy) {
-                    WireReply.failure(id: get.id, error: refusal).write(to: &output)
+            // Fields read in place (`gets[index].key`), not each `get` copied: a copy retains
+            // its prefix and copies its `id` (an enum with payloads) for nothing.
+            for index in gets.indices {
+                if admitEach, let refusal = admit(id: gets[index].id, op: "get", under: policy) {
+                    WireReply.failure(id: gets[index].id, error: refusal).write(to: &output)
                     continue
                 }
                 if !storeGone.isEmpty, storeGone.contains(index) {
-                    writeGetReply(id: get.id, body: get.request.body, ids: nil, in: readContext, into: &output)
+                    writeGetReply(id: gets[index].id, body: gets[index].request.body, ids: nil, in: readContext, into: &output)
                     continue
                 }
                 let mark = output.count
@@ -92,30 +94,31 @@ extension Session {
                     if let found = loaded[index] {
                         object = found
                     } else {
-                        object = try existingObject(Self.objectID(of: get), in: readContext)
+                        object = try existingObject(Self.objectID(of: gets[index]), in: readContext)
                     }
+                    let prefix = gets[index].prefix
                     let entityPlan: WireValuePlan
-                    if let plan, plan.entity === get.prefix.entity {
+                    if let plan, plan.entity === prefix.entity {
                         entityPlan = plan
                     } else {
-                        entityPlan = WireObjectWriter.plan(of: get.prefix.entity)
+                        entityPlan = WireObjectWriter.plan(of: prefix.entity)
                         plan = entityPlan
                     }
                     // `{"id":…,"ok":true,"result":` (WireReply.writeSuccessStart), then the result.
                     stage.append("{\"id\":", spill: &output)
-                    if case .integer(let number) = get.id {
+                    if case .integer(let number) = gets[index].id {
                         stage.writeInteger(number, spill: &output)
                     } else {
                         stage.flush(into: &output)
-                        get.id.write(to: &output)
+                        gets[index].id.write(to: &output)
                     }
                     stage.append(",\"ok\":true,\"result\":{\"objects\":[", spill: &output)
-                    WireObjectWriter.write(object, prefix: get.prefix, key: get.key, plan: entityPlan, stage: &stage, to: &output)
+                    WireObjectWriter.write(object, prefix: prefix, key: gets[index].key, plan: entityPlan, stage: &stage, to: &output)
                     stage.append("]}}\n", spill: &output)
                     stage.flush(into: &output)
                 } catch {
                     stage.discard()
-                    Self.replaceReply(since: mark, with: error, id: get.id, in: &output)
+                    Self.replaceReply(since: mark, with: error, id: gets[index].id, in: &output)
                 }
             }
         }
