@@ -274,19 +274,18 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     /// replies go out in one write.
     private func pump() {
         while !busy, !closed, !pending.isEmpty {
-            if case .gets(let count) = pending[0] {
+            switch pending[0] {
+            case .gets(let count):
                 busy = true
+                // `takeGets` takes them out of `pending`, all or part of the run.
                 var gets = takeGets(count)
                 if !answeredNow(gets.count, { session.answerSimpleGetsNow(gets, into: &$0) }) { hand(gets.map(\.request)) }
                 reuse(&gets)
-                continue
-            }
-            switch pending.removeFirst() {
             case .reply(let reply):
+                pending.removeFirst()
                 deliver(reply)
-            case .gets:
-                preconditionFailure("Connection: a run of gets is taken before the switch")
             case .request(let request):
+                pending.removeFirst()
                 busy = true
                 let requests = batch(startingWith: request)
                 if !answeredNow(requests.count, { session.answerGetsNow(requests, into: &$0) }) { hand(requests) }
