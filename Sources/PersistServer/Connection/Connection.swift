@@ -19,12 +19,21 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     // @unchecked Sendable: every mutable property is touched only on `loop`'s thread; entry
     // points from other threads (`start`, `checkIdle`, `beginShutdown`, `forceClose`, `push`)
     // hop onto it with `loop.execute`.
+    //
+    // @exclusivity(unchecked) on that state: one thread, and no access overlaps another of the
+    // same property (the session writes into `output` only through the `inout` it is given;
+    // the framer's bytes are read while only `pending` changes). Debug builds of the tests
+    // run with the checks of every other property, and the checks here cost about 300
+    // instructions per pipelined `get` (a runtime call and a thread-local access set each).
 
-    /// What waits in line: a request to answer, a `get` of one ID read without a ``WireRequest``
-    /// (``SimpleGet``), or a reply already known (a decoding error).
+    /// What waits in line: a request to answer, a run of `get`s of one ID read without a
+    /// ``WireRequest`` (``SimpleGet``s, the next ones of `pendingGets`), or a reply already
+    /// known (a decoding error).
     private enum Pending {
         case request(WireRequest)
-        case get(SimpleGet)
+        /// The next `count` simple `get`s of `pendingGets`, back to back in the line: a run
+        /// is one entry, so a batch of them is taken without copying each `get`.
+        case gets(count: Int)
         case reply(WireReply)
     }
 
@@ -38,38 +47,38 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     private let statistics: ServerStatistics
     private let onClose: @Sendable (Connection) -> Void
 
-    private var framer: LineFramer
+    @exclusivity(unchecked) private var framer: LineFramer
     /// The session's ID prefix last seen, that request lines of `get`s are matched against
     /// (``SimpleGet``); taken again from the session when a line's ID does not fit it.
-    private var getPrefix: WireObjectIDPrefix?
-    private var pending: [Pending] = []
-    private var queuedRequests = 0
-    var busy = false
-    var output: [UInt8] = []
-    var outputStart = 0
+    @exclusivity(unchecked) private var getPrefix: WireObjectIDPrefix?
+    @exclusivity(unchecked) private var pending: [Pending] = []
+    /// The simple `get`s of the `.gets` entries of `pending`, in order.
+    @exclusivity(unchecked) private var pendingGets: [SimpleGet] = []
+    @exclusivity(unchecked) private var queuedRequests = 0
+    @exclusivity(unchecked) var busy = false
+    @exclusivity(unchecked) var output: [UInt8] = []
+    @exclusivity(unchecked) var outputStart = 0
     /// The registration with `loop`, while there is one.
-    private var token: UInt64?
+    @exclusivity(unchecked) private var token: UInt64?
     /// What the descriptor is registered for (empty: not registered).
-    private var interest: Epoll.Events = []
+    @exclusivity(unchecked) private var interest: Epoll.Events = []
     /// Reading waits until the client takes the replies buffered.
-    private var readSuspended = false
+    @exclusivity(unchecked) private var readSuspended = false
     /// A `send` was refused (EAGAIN): the rest waits for the socket to be writable.
-    private var writeBlocked = false
+    @exclusivity(unchecked) private var writeBlocked = false
     /// No more input is read: EOF, an over-long line, shutdown or idle timeout.
-    private var inputDone = false
+    @exclusivity(unchecked) private var inputDone = false
     /// The connection is gone (or going): nothing more is written.
-    var closed = false
-    private var lastActivity = DispatchTime.now()
+    @exclusivity(unchecked) var closed = false
+    @exclusivity(unchecked) private var lastActivity = DispatchTime.now()
     /// When the first byte of the line still unfinished arrived; `nil` between lines.
-    private var lineStarted: DispatchTime?
+    @exclusivity(unchecked) private var lineStarted: DispatchTime?
     /// When the client last took bytes of its replies (or when replies began to wait).
-    private var lastWrite = DispatchTime.now()
-    /// The most bytes one `read` takes.
-    private static let readChunk = 64 * 1024
+    @exclusivity(unchecked) private var lastWrite = DispatchTime.now()
     /// Subscription events not yet in `output` (see `Connection+Events.swift`).
-    var events: EventQueue
+    @exclusivity(unchecked) var events: EventQueue
     /// `moveEvents()` is running (it flushes, and a flush may call it again).
-    var movingEvents = false
+    @exclusivity(unchecked) var movingEvents = false
 
     init(id: Int, descriptor: Int32, loop: EventLoop, session: Session, configuration: ServerConfiguration,
          statistics: ServerStatistics, onClose: @escaping @Sendable (Connection) -> Void) {
@@ -134,8 +143,8 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     // MARK: - Reading
 
     private func readAvailable() {
-        // The read buffer exists only while reading: an idle connection holds none.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.readChunk) { buffer in readAvailable(into: buffer) }
+        // The loop's read buffer, shared by its connections: an idle connection holds none.
+        readAvailable(into: loop.readBuffer)
     }
 
     private func readAvailable(into buffer: UnsafeMutableBufferPointer<UInt8>) {
@@ -205,7 +214,12 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
             return true
         }
         queuedRequests += 1
-        pending.append(.get(get))
+        pendingGets.append(get)
+        if case .gets(let count)? = pending.last {
+            pending[pending.count - 1] = .gets(count: count + 1)
+        } else {
+            pending.append(.gets(count: 1))
+        }
         return true
     }
 
@@ -260,14 +274,18 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     /// replies go out in one write.
     private func pump() {
         while !busy, !closed, !pending.isEmpty {
-            switch pending.removeFirst() {
-            case .reply(let reply):
-                deliver(reply)
-            case .get(let get):
+            switch pending[0] {
+            case .gets(let count):
                 busy = true
-                let gets = simpleGets(startingWith: get)
+                // `takeGets` takes them out of `pending`, all or part of the run.
+                var gets = takeGets(count)
                 if !answeredNow(gets.count, { session.answerSimpleGetsNow(gets, into: &$0) }) { hand(gets.map(\.request)) }
+                reuse(&gets)
+            case .reply(let reply):
+                pending.removeFirst()
+                deliver(reply)
             case .request(let request):
+                pending.removeFirst()
                 busy = true
                 let requests = batch(startingWith: request)
                 if !answeredNow(requests.count, { session.answerGetsNow(requests, into: &$0) }) { hand(requests) }
@@ -311,23 +329,36 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
         }
     }
 
-    /// `first`, and the simple `get`s waiting right after it (taken out of `pending`), up to
-    /// ``maximumBatch``.
-    private func simpleGets(startingWith first: SimpleGet) -> [SimpleGet] {
-        var count = 0
-        while count < pending.count, count < Self.maximumBatch - 1, case .get = pending[count] { count += 1 }
-        var gets: [SimpleGet] = []
-        gets.reserveCapacity(count + 1)
-        gets.append(first)
-        for entry in pending[0..<count] {
-            if case .get(let next) = entry { gets.append(next) }
+    /// The first `count` (at most ``maximumBatch``) `get`s of the run at the head of `pending`,
+    /// taken out of it and of `pendingGets`; all of `pendingGets` without a copy when the run
+    /// holds every one and fits in one batch (pipelined `get`s, the usual case).
+    private func takeGets(_ count: Int) -> [SimpleGet] {
+        let taken = min(count, Self.maximumBatch)
+        if taken == count { pending.removeFirst() } else { pending[0] = .gets(count: count - taken) }
+        if taken == pendingGets.count {
+            var gets: [SimpleGet] = []
+            swap(&gets, &pendingGets)
+            return gets
         }
-        pending.removeFirst(count)
+        let gets = Array(pendingGets[0..<taken])
+        pendingGets.removeFirst(taken)
         return gets
     }
 
+    /// The most simple `get`s whose room a batch's array hands back to `pendingGets`.
+    private static let reusedGetCapacity = 32
+
+    /// Hands the room of a batch's `gets`, answered, back to `pendingGets` when that is empty
+    /// and the room small: the next run is queued without growing an array from nothing
+    /// (five allocations for sixteen `get`s). An idle connection keeps at most that room.
+    private func reuse(_ gets: inout [SimpleGet]) {
+        guard pendingGets.isEmpty, gets.capacity <= Self.reusedGetCapacity else { return }
+        gets.removeAll(keepingCapacity: true)
+        swap(&gets, &pendingGets)
+    }
+
     /// `first`, and the requests of its kind (reads, or writes) waiting right after it (taken
-    /// out of `pending`).
+    /// out of `pending`), up to ``maximumBatch`` in all.
     private func batch(startingWith first: WireRequest) -> [WireRequest] {
         let batchable: (WireRequest) -> Bool
         if Session.isBatchableRead(first) {
@@ -339,25 +370,29 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
         }
         // Simple `get`s are reads: they join a batch of reads (as requests).
         let reads = Session.isBatchableRead(first)
-        var count = 0
-        scan: while count < pending.count, count < Self.maximumBatch - 1 {
-            switch pending[count] {
-            case .request(let next) where batchable(next): count += 1
-            case .get where reads: count += 1
-            default: break scan
-            }
-        }
-        guard count > 0 else { return [first] }
         var requests = [first]
-        requests.reserveCapacity(count + 1)
-        for entry in pending[0..<count] {
-            switch entry {
-            case .request(let next): requests.append(next)
-            case .get(let next): requests.append(next.request)
-            case .reply: break
+        // Entries of `pending` taken whole.
+        var entries = 0
+        scan: while entries < pending.count, requests.count < Self.maximumBatch {
+            switch pending[entries] {
+            case .request(let next) where batchable(next):
+                requests.append(next)
+                entries += 1
+            case .gets(let count) where reads:
+                let taken = min(count, Self.maximumBatch - requests.count)
+                for get in pendingGets[0..<taken] { requests.append(get.request) }
+                pendingGets.removeFirst(taken)
+                guard taken == count else {
+                    // The rest of the run waits for the next batch.
+                    pending[entries] = .gets(count: count - taken)
+                    break scan
+                }
+                entries += 1
+            default:
+                break scan
             }
         }
-        pending.removeFirst(count)
+        pending.removeFirst(entries)
         return requests
     }
 
@@ -433,6 +468,7 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
         closed = true
         inputDone = true
         pending.removeAll()
+        pendingGets.removeAll()
         if let token { loop.unregister(descriptor, token: token) }
         token = nil
         interest = []

@@ -17,79 +17,108 @@ extension Session {
         return true
     }
 
+    /// The object of the ID `prefix` then `p` and `key` when `readContext` holds it loaded and
+    /// not deleted (what `existingObject` would return without asking the store); `nil`
+    /// otherwise. The one place a simple `get` looks its object up: on `readContext`'s queue.
+    @inline(__always)
+    private func loadedObject(prefix: WireObjectIDPrefix, key: Int64, in readContext: ManagedObjectContext) -> ManagedObject? {
+        let id = ManagedObjectID(entity: prefix.entity, storeIdentifier: prefix.store, primaryKey: key)
+        guard let object = readContext.registeredObject(for: id), !object.isFault, !object.isDeleted else { return nil }
+        return object
+    }
+
+    /// The object ID of `get` (for an object not loaded: the store call and `existingObject`).
+    private static func objectID(of get: SimpleGet) -> ManagedObjectID {
+        ManagedObjectID(entity: get.prefix.entity, storeIdentifier: get.prefix.store, primaryKey: get.key)
+    }
+
     private func writeSimpleGets(_ gets: [SimpleGet], in readContext: ManagedObjectContext, into output: inout [UInt8]) {
-        // Read once per batch (a copy under the state's lock), not once per request.
+        // Read once per batch (a copy under the state's lock), not once per request; so is
+        // whether this peer may `get` at all, which decides the same for every `get` here.
         let policy = state.policy
-        // Each ID, `nil` when its store is gone (the general path then answers it), and its
-        // object when the context holds it loaded and not deleted (what `existingObject` would
-        // return without asking the store).
-        var ids: [ManagedObjectID?] = []
+        let mayGet = policy.allows(peer, op: "get")
+        // Each `get` still logs its debug line; a refused one is refused (and logged) in turn.
+        let admitEach = !mayGet || Logger.daemon.isEnabled(.debug)
+        // Each `get`'s object when the context holds it loaded and not deleted, else `nil`
+        // (asked for through `existingObject`); and the `get`s whose store is gone (the
+        // general path answers them, with its error), usually none.
         var loaded: [ManagedObject?] = []
-        ids.reserveCapacity(gets.count)
         loaded.reserveCapacity(gets.count)
-        var missing: [ManagedObjectID] = []
+        var storeGone: [Int] = []
+        var missing = 0
         var checked: WireObjectIDPrefix?
         var present = false
-        for get in gets {
-            if get.prefix !== checked {
-                checked = get.prefix
-                present = state.coordinator.persistentStore(withIdentifier: get.prefix.store) != nil
+        for index in gets.indices {
+            let prefix = gets[index].prefix
+            if prefix !== checked {
+                checked = prefix
+                present = state.coordinator.persistentStore(withIdentifier: prefix.store) != nil
             }
             guard present else {
-                ids.append(nil)
+                storeGone.append(index)
                 loaded.append(nil)
                 continue
             }
-            let id = ManagedObjectID(entity: get.prefix.entity, storeIdentifier: get.prefix.store, primaryKey: get.key)
-            ids.append(id)
-            if let object = readContext.registeredObject(for: id), !object.isFault, !object.isDeleted {
-                loaded.append(object)
-            } else {
-                loaded.append(nil)
-                missing.append(id)
-            }
+            let object = loadedObject(prefix: prefix, key: gets[index].key, in: readContext)
+            if object == nil { missing += 1 }
+            loaded.append(object)
         }
         // As `preloadObjects(of:in:)`: one store call for the objects of several gets.
-        if missing.count > 1, policy.allows(peer, op: "get") { try? readContext.loadObjects(with: missing) }
+        if missing > 1, mayGet {
+            var ids: [ManagedObjectID] = []
+            for index in gets.indices where loaded[index] == nil && !storeGone.contains(index) {
+                ids.append(Self.objectID(of: gets[index]))
+            }
+            try? readContext.loadObjects(with: ids)
+        }
         var plan: WireValuePlan?
-        // Each reply's small pieces are staged and appended once (`ByteStage`).
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2048) { buffer in
+        // Each reply's small pieces are staged and appended once (`ByteStage`). 1,024 bytes
+        // is the most the standard library places on the stack (a larger buffer is a heap
+        // allocation per batch); a reply that does not fit spills into `output`, in order.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer in
             var stage = ByteStage(buffer)
-            for (index, get) in gets.enumerated() {
-                if let refusal = admit(id: get.id, op: "get", under: policy) {
-                    WireReply.failure(id: get.id, error: refusal).write(to: &output)
+            // Fields read in place (`gets[index].key`), not each `get` copied: a copy retains
+            // its prefix and copies its `id` (an enum with payloads) for nothing.
+            for index in gets.indices {
+                if admitEach, let refusal = admit(id: gets[index].id, op: "get", under: policy) {
+                    WireReply.failure(id: gets[index].id, error: refusal).write(to: &output)
                     continue
                 }
-                guard let id = ids[index] else {
-                    writeGetReply(id: get.id, body: get.request.body, ids: nil, in: readContext, into: &output)
+                if !storeGone.isEmpty, storeGone.contains(index) {
+                    writeGetReply(id: gets[index].id, body: gets[index].request.body, ids: nil, in: readContext, into: &output)
                     continue
                 }
                 let mark = output.count
                 do throws(WireError) {
                     let object: ManagedObject
-                    if let found = loaded[index] { object = found } else { object = try existingObject(id, in: readContext) }
+                    if let found = loaded[index] {
+                        object = found
+                    } else {
+                        object = try existingObject(Self.objectID(of: gets[index]), in: readContext)
+                    }
+                    let prefix = gets[index].prefix
                     let entityPlan: WireValuePlan
-                    if let plan, plan.entity === get.prefix.entity {
+                    if let plan, plan.entity === prefix.entity {
                         entityPlan = plan
                     } else {
-                        entityPlan = WireObjectWriter.plan(of: get.prefix.entity)
+                        entityPlan = WireObjectWriter.plan(of: prefix.entity)
                         plan = entityPlan
                     }
                     // `{"id":…,"ok":true,"result":` (WireReply.writeSuccessStart), then the result.
                     stage.append("{\"id\":", spill: &output)
-                    if case .integer(let number) = get.id {
+                    if case .integer(let number) = gets[index].id {
                         stage.writeInteger(number, spill: &output)
                     } else {
                         stage.flush(into: &output)
-                        get.id.write(to: &output)
+                        gets[index].id.write(to: &output)
                     }
                     stage.append(",\"ok\":true,\"result\":{\"objects\":[", spill: &output)
-                    WireObjectWriter.write(object, prefix: get.prefix, key: get.key, plan: entityPlan, stage: &stage, to: &output)
+                    WireObjectWriter.write(object, prefix: prefix, key: gets[index].key, plan: entityPlan, stage: &stage, to: &output)
                     stage.append("]}}\n", spill: &output)
                     stage.flush(into: &output)
                 } catch {
                     stage.discard()
-                    Self.replaceReply(since: mark, with: error, id: get.id, in: &output)
+                    Self.replaceReply(since: mark, with: error, id: gets[index].id, in: &output)
                 }
             }
         }

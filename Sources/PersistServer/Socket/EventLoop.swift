@@ -14,8 +14,8 @@ protocol EventLoopHandler: AnyObject {
 /// as long as it is touched only from its handler and from tasks given to its loop. A task
 /// handed over from another thread wakes the loop through the epoll instance's eventfd.
 final class EventLoop: @unchecked Sendable {
-    // @unchecked Sendable: `handlers`, `nextToken` and `isStopping` are touched only on the
-    // loop's thread; `tasks` is under its `Locked`; `epoll` is immutable (its calls are
+    // @unchecked Sendable: `handlers`, `nextToken`, `isStopping` and `readBuffer`'s bytes are
+    // touched only on the loop's thread; `tasks` is under its `Locked`; `epoll` is immutable (its calls are
     // thread-safe system calls).
 
     /// The loop's name, for its thread.
@@ -31,11 +31,23 @@ final class EventLoop: @unchecked Sendable {
     private var wroteOutput = false
     /// The most events one wait takes.
     private static let eventsPerWait = 256
+    /// The bytes one `read` of a connection takes at most.
+    static let readBufferSize = 64 * 1024
+    /// The buffer every connection of this loop reads into, on the loop's thread: one for the
+    /// loop rather than a 64 KiB heap allocation per `read` (a temporary allocation that large
+    /// is not placed on the stack). A read's bytes are consumed before the handler returns,
+    /// and no handler runs inside another, so one buffer serves them all.
+    let readBuffer: UnsafeMutableBufferPointer<UInt8>
 
     /// Creates the loop's epoll instance; ``start()`` starts its thread.
     init(name: String) throws(SocketError) {
         self.name = name
         self.epoll = try Epoll(capacity: Self.eventsPerWait)
+        self.readBuffer = .allocate(capacity: Self.readBufferSize)
+    }
+
+    deinit {
+        readBuffer.deallocate()
     }
 
     /// Starts the loop's thread.

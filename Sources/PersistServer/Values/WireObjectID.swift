@@ -78,13 +78,18 @@ public enum WireObjectID {
         if let prefix, let id = prefix.withLock({ $0?.id(text, coordinator: coordinator) }) { return id }
         if let (store, entityName, key) = simpleParts(text) {
             // What coordinator.managedObjectID(forURIRepresentation:) does, for the simple form.
-            guard coordinator.persistentStore(withIdentifier: store) != nil,
+            guard let found = coordinator.persistentStore(withIdentifier: store),
                   let entity = coordinator.managedObjectModel.entitiesByName[entityName] else {
                 throw WireError(.notFound, "no object \(text): unknown store or entity", details: [JSON.Member("object", .string(text))])
             }
             if let prefix {
                 let bytes = Array("x-coredata://\(store)/\(entityName)/".utf8)
-                prefix.withLock { $0 = WireObjectIDPrefix(bytes: bytes, coordinator: coordinator, store: store, entity: entity) }
+                // The store's own identifier (equal to `store`), not the string just read: the IDs
+                // made from the prefix then share its storage with the store's and with every
+                // other connection's, and comparing two of them (the registry's lookups, the
+                // store's) ends at their identical storage instead of comparing their bytes.
+                let identifier = found.identifier
+                prefix.withLock { $0 = WireObjectIDPrefix(bytes: bytes, coordinator: coordinator, store: identifier, entity: entity) }
             }
             return ManagedObjectID(entity: entity, storeIdentifier: store, primaryKey: key)
         }

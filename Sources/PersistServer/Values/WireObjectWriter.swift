@@ -80,13 +80,15 @@ enum WireObjectWriter {
     /// What ``write(_:properties:to:)`` appends for `object` with every property, when it is
     /// the object of the ID `prefix` then `p` and `key` (with `plan`, its entity's plan): the
     /// ID, entity and version written from the prefix's ready-made bytes, small pieces through
-    /// `stage` (flushed into `output` before anything is written there directly). Any other
-    /// object goes through ``write(_:properties:to:)``.
+    /// `stage` (flushed into `output` before anything is written there directly). An object of
+    /// another entity (or a plan of another) goes through ``write(_:properties:to:)``.
+    ///
+    /// - Precondition: `object` was found by that very ID in its context (its registry, or
+    ///   `existingObject(with:)`), which holds each object under its own ID: so its ID is
+    ///   not read again (reading it, and comparing its store, cost about 200 instructions).
     static func write(_ object: ManagedObject, prefix: WireObjectIDPrefix, key: Int64, plan: WireValuePlan,
                       stage: inout ByteStage, to output: inout [UInt8]) {
-        let id = object.objectID
-        guard object.entity === prefix.entity, plan.entity === prefix.entity, id.entity === prefix.entity,
-              id.primaryKey == key, !id.isTemporaryID, id.storeIdentifier == prefix.store else {
+        guard object.entity === prefix.entity, plan.entity === prefix.entity else {
             stage.flush(into: &output)
             return write(object, properties: nil, to: &output)
         }
@@ -97,24 +99,31 @@ enum WireObjectWriter {
         stage.writeInteger(object.storeVersion, spill: &output)
         stage.append(",\"values\":{", spill: &output)
         plan.names.withUnsafeBufferPointer { names in
-            for index in 0..<plan.count {
-                stage.append(UnsafeBufferPointer(rebasing: names[plan.nameStarts[index]..<plan.nameStarts[index + 1]]), spill: &output)
-                let slot = plan.slots[index]
-                guard slot >= 0 else {
-                    stage.flush(into: &output)
-                    WireValueCoder.value(of: object, property: plan.properties[index]).write(to: &output)
-                    continue
-                }
-                let value = object.primitiveValue(atSlot: slot)
-                let type = plan.types[index]
-                switch value {
-                case .null:
-                    stage.append("null", spill: &output)
-                case .integer(let integer) where type != .boolean && type != .double && type != .float:
-                    stage.writeInteger(integer, spill: &output)
-                default:
-                    stage.flush(into: &output)
-                    write(value, type: type, to: &output)
+            plan.steps.withUnsafeBufferPointer { steps in
+                // No names: no steps either (each step has its `"name":`).
+                guard let base = names.baseAddress else { return }
+                for index in steps.indices {
+                    let step = steps[index]
+                    let name = base + Int(step.nameStart)
+                    guard step.slot >= 0 else {
+                        stage.append(UnsafeBufferPointer(start: name, count: Int(step.nameCount)), spill: &output)
+                        stage.flush(into: &output)
+                        WireValueCoder.value(of: object, property: plan.properties[index]).write(to: &output)
+                        continue
+                    }
+                    let value = object.primitiveValue(atSlot: Int(step.slot))
+                    // An integer attribute's name and digits in one step (the usual value).
+                    if step.writesIntegers, case .integer(let integer) = value {
+                        stage.append(name, count: Int(step.nameCount), thenInteger: integer, spill: &output)
+                        continue
+                    }
+                    stage.append(UnsafeBufferPointer(start: name, count: Int(step.nameCount)), spill: &output)
+                    if case .null = value {
+                        stage.append("null", spill: &output)
+                    } else {
+                        stage.flush(into: &output)
+                        write(value, type: plan.types[index], to: &output)
+                    }
                 }
             }
         }

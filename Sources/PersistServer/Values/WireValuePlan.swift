@@ -19,6 +19,21 @@ final class WireValuePlan: Sendable {
     let types: [AttributeType]
     /// The properties.
     let properties: [PropertyDescription]
+    /// Each property's step, in order: everything the writer of a whole object needs of it in
+    /// one flat array (see ``Step``).
+    let steps: [Step]
+
+    /// What ``WireObjectWriter`` does for one property of an object.
+    struct Step {
+        /// Where the property's `"name":` prefix starts in ``WireValuePlan/names``, and how long it is.
+        let nameStart: Int32
+        let nameCount: Int32
+        /// The attribute's slot; -1 for a relationship.
+        let slot: Int32
+        /// Whether an `.integer` value is written as its digits (every attribute type but
+        /// `boolean`, `double` and `float`, whose integers are converted).
+        let writesIntegers: Bool
+    }
 
     /// The plan of `entity`'s non-transient properties, in the entity's order.
     init(_ entity: EntityDescription) {
@@ -40,6 +55,13 @@ final class WireValuePlan: Sendable {
             properties.append(property)
         }
         nameStarts.append(names.count)
+        var steps: [Step] = []
+        for index in properties.indices {
+            let type = types[index]
+            steps.append(Step(nameStart: Int32(nameStarts[index]), nameCount: Int32(nameStarts[index + 1] - nameStarts[index]),
+                              slot: Int32(slots[index]), writesIntegers: type != .boolean && type != .double && type != .float))
+        }
+        self.steps = steps
         self.entity = entity
         self.count = properties.count
         self.names = names

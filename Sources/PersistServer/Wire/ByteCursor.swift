@@ -73,18 +73,29 @@ struct ByteCursor {
     /// Decimal digits: `0`, or up to `limit` digits not starting with `0` whose value fits in
     /// an `Int64`; `nil` when there are none, more, a leading zero, or an overflow.
     mutating func digits(limit: Int) -> Int64? {
+        guard let base = bytes.baseAddress else { return nil }
         let start = index
-        var value: Int64 = 0
-        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
-            if index - start == limit { return nil }
-            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
-            let (sum, carry) = times.addingReportingOverflow(Int64(bytes[index] &- UInt8(ascii: "0")))
-            guard !overflow, !carry else { return nil }
-            value = sum
-            index += 1
+        var end = start
+        var value: UInt64 = 0
+        while end < bytes.count {
+            let digit = base[end] &- UInt8(ascii: "0")
+            if digit > 9 { break }
+            let count = end &- start
+            if count == limit { return nil }
+            if count < 18 {
+                // 18 digits always fit in an `Int64`: no overflow check before the 19th.
+                value = value &* 10 &+ UInt64(digit)
+            } else {
+                let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+                let (sum, carry) = times.addingReportingOverflow(UInt64(digit))
+                guard !overflow, !carry, sum <= UInt64(Int64.max) else { return nil }
+                value = sum
+            }
+            end &+= 1
         }
-        guard index > start, index - start == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
-        return value
+        guard end > start, end - start == 1 || base[start] != UInt8(ascii: "0") else { return nil }
+        index = end
+        return Int64(value)
     }
 
     /// `-`? then ``digits(limit:)`` of at most ``integerDigits``, not followed by a fraction or

@@ -55,7 +55,33 @@ struct ByteStage {
     /// Appends the decimal digits of `value`, as ``JSON/writeInteger(_:to:)`` writes them.
     mutating func writeInteger(_ value: Int64, spill output: inout [UInt8]) {
         reserve(JSON.maximumIntegerBytes, spill: &output)
-        count += JSON.writeInteger(value, at: base + count)
+        putInteger(value)
+    }
+
+    /// Appends the `byteCount` bytes at `bytes` (a short run, such as a member's `"name":`),
+    /// then the decimal digits of `value`, making room once and copying the run byte by byte
+    /// (cheaper than a `memcpy` call for a few bytes).
+    mutating func append(_ bytes: UnsafePointer<UInt8>, count byteCount: Int, thenInteger value: Int64,
+                         spill output: inout [UInt8]) {
+        guard byteCount <= 32 else {
+            append(UnsafeBufferPointer(start: bytes, count: byteCount), spill: &output)
+            return writeInteger(value, spill: &output)
+        }
+        reserve(byteCount &+ JSON.maximumIntegerBytes, spill: &output)
+        let target = base + count
+        for index in 0..<byteCount { target[index] = bytes[index] }
+        count &+= byteCount
+        putInteger(value)
+    }
+
+    /// Writes the digits of `value` where there is room for them (a digit 0–9 inline).
+    @inline(__always) private mutating func putInteger(_ value: Int64) {
+        if value >= 0 && value < 10 {
+            base[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value)
+            count &+= 1
+        } else {
+            count &+= JSON.writeInteger(value, at: base + count)
+        }
     }
 
     /// Moves what is staged to the end of `output`.

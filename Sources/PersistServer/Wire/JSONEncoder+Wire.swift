@@ -81,11 +81,43 @@ extension JSON {
             pointer[0] = UInt8(ascii: "-")
             written = 1
         }
-        return withDigits(of: value.magnitude) { digits in
-            // The force-unwrap cannot fail: the digits are at least one byte.
-            UnsafeMutableRawPointer(pointer + written).copyMemory(from: digits.baseAddress!, byteCount: digits.count)
-            return written &+ digits.count
+        // Counted first, then written in place from the last digit back (no stack buffer and
+        // no copy of it: a `memcpy` call cost more than the digits of a short key).
+        var magnitude = value.magnitude
+        let count = digitCount(of: magnitude)
+        var end = pointer + written + count
+        let pairs = digitPairs.utf8Start
+        while magnitude >= 100 {
+            let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
+            magnitude /= 100
+            end -= 2
+            end[0] = pairs[pair]
+            end[1] = pairs[pair &+ 1]
         }
+        if magnitude >= 10 {
+            let pair = Int(truncatingIfNeeded: magnitude) &* 2
+            end -= 2
+            end[0] = pairs[pair]
+            end[1] = pairs[pair &+ 1]
+        } else {
+            end -= 1
+            end[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
+        }
+        return written &+ count
+    }
+
+    /// How many decimal digits `magnitude` has (1 to 20).
+    @inline(__always)
+    private static func digitCount(of magnitude: UInt64) -> Int {
+        var count = 1
+        var bound: UInt64 = 10
+        while magnitude >= bound {
+            count &+= 1
+            // 10^19 is the last power of ten below 2^64: every larger magnitude has 20 digits.
+            if count == 20 { break }
+            bound &*= 10
+        }
+        return count
     }
 
     /// Calls `body` with the decimal digits of `magnitude`, written two per division from a
