@@ -85,7 +85,7 @@ final class BatchedFetchStorage {
             // A row that cannot be read leaves its object a fault, which loads (or finds it
             // missing) on first access, as any fault does.
             for row in (try? context.loadRows(for: needing)) ?? [] {
-                if let object = context.registered[row.objectID], object._isFault { object.pendingRow = row }
+                if let object = context.registered[row.key], object._isFault { object.pendingRow = row }
             }
         }
         batch = loaded
@@ -97,7 +97,7 @@ final class BatchedFetchStorage {
     /// context's change sets, so they stay).
     private func releaseBatch() {
         for index in batch.indices {
-            let id = batch[index].objectID
+            let id = batch[index].objectKey
             guard context.registered[id] === batch[index] else { continue }
             context.registered.removeValue(forKey: id)
             if !isKnownUniquelyReferenced(&batch[index]) { context.registered[id] = batch[index] }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An object of the graph: an instance of an entity, owned by one context.
 ///
@@ -23,7 +24,49 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The object's entity.
     public let entity: EntityDescription
     /// The object's ID: temporary until the object is first saved, then permanent.
-    public internal(set) var objectID: ManagedObjectID
+    ///
+    /// An object fetched from a store is registered under its key (entity, primary key, store
+    /// token) and gets its ID instance at the first call, kept from then on: every later call
+    /// returns the identical instance until a save replaces a temporary ID by a permanent one.
+    public internal(set) var objectID: ManagedObjectID {
+        @inline(__always) get {
+            if let made = madeID.load(ordering: .acquiring) { return made.takeUnretainedValue() }
+            return makeObjectID()
+        }
+        set {
+            idPrimaryKey = newValue.primaryKey
+            idStoreBits = newValue.storeBits
+            madeID.exchange(Unmanaged.passRetained(newValue), ordering: .acquiringAndReleasing)?.release()
+        }
+    }
+
+    /// The ID, once made (retained by the object; released when replaced and at deinit).
+    ///
+    /// Atomic so that first calls of ``objectID`` racing on two threads (reading an object's
+    /// ID is allowed wherever reading the object is) keep one ID: the loser releases its own.
+    private let madeID: Atomic<Unmanaged<ManagedObjectID>?>
+    /// The primary key of the object's ID (the temporary ID's number while temporary).
+    @exclusivity(unchecked) private(set) var idPrimaryKey: Int64
+    /// The address of the store's ``StoreToken``; 0 while the ID is temporary.
+    @exclusivity(unchecked) private var idStoreBits: UInt
+
+    /// The key the object is registered under (its ID's ``ManagedObjectID/key``).
+    var objectKey: ObjectKey {
+        @inline(__always) get {
+            ObjectKey(entityIdentity: ObjectIdentifier(entity), primaryKey: idPrimaryKey, storeBits: idStoreBits)
+        }
+    }
+
+    /// Makes the ID of ``objectKey`` and keeps it, unless another thread kept one first.
+    @inline(never) private func makeObjectID() -> ManagedObjectID {
+        let made = ManagedObjectID(entity: entity, key: objectKey)
+        let retained = Unmanaged.passRetained(made)
+        let (kept, existing) = madeID.compareExchange(expected: nil, desired: retained, ordering: .acquiringAndReleasing)
+        if kept { return made }
+        retained.release()
+        // Force-unwrap: the exchange failed, so the slot held an ID (it is never emptied).
+        return existing!.takeUnretainedValue()
+    }
     /// The context the object is registered in; `nil` once deleted and saved, or after a reset.
     // Unchecked exclusivity, as for the per-object state below: set and read on the context's queue.
     @exclusivity(unchecked) public internal(set) weak var managedObjectContext: ManagedObjectContext?
@@ -59,7 +102,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         precondition(!entity.isAbstract, "ManagedObject: cannot create an instance of the abstract entity \(entity.name)")
         self.entity = entity
-        self.objectID = ManagedObjectID(temporaryFor: entity)
+        let temporary = ManagedObjectID(temporaryFor: entity)
+        self.madeID = Atomic(Unmanaged.passRetained(temporary))
+        self.idPrimaryKey = temporary.primaryKey
+        self.idStoreBits = 0
         self.values = EntityRules.of(entity).newObjectValues()
         self._isFault = false
         if let context { context.insert(self) }
@@ -70,9 +116,28 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// fault has no values until its context fills it in on first access.
     public required init(fault objectID: ManagedObjectID) {
         self.entity = objectID.entity
-        self.objectID = objectID
+        self.madeID = Atomic(Unmanaged.passRetained(objectID))
+        self.idPrimaryKey = objectID.primaryKey
+        self.idStoreBits = objectID.storeBits
         self.values = []
         self._isFault = true
+    }
+
+    /// Creates an unregistered fault for the stored object of `key`, whose entity is
+    /// `entity`, without making its ID (made at the first ``objectID``), as a context does for
+    /// a fetched row; programs call ``ManagedObjectContext/object(with:)`` instead.
+    public required init(fault key: ObjectKey, entity: EntityDescription) {
+        precondition(key.entityIdentity == ObjectIdentifier(entity), "ManagedObject: the key names another entity than \(entity.name)")
+        self.entity = entity
+        self.madeID = Atomic(nil)
+        self.idPrimaryKey = key.primaryKey
+        self.idStoreBits = key.storeBits
+        self.values = []
+        self._isFault = true
+    }
+
+    deinit {
+        madeID.load(ordering: .acquiring)?.release()
     }
 
     /// Creates an object of the entity whose ``EntityDescription/managedObjectClass`` is this

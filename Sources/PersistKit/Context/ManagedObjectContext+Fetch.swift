@@ -174,7 +174,7 @@ extension ManagedObjectContext {
     @inline(__always)
     func materialize(_ row: consuming RowSnapshot, isRoot: Bool) -> ManagedObject {
         // A new fault, or a registered fault, holds the row; a realized object keeps its values.
-        let object = registeredObject(with: row.objectID)
+        let object = registeredObject(for: row)
         if object._isFault && isRoot { object.pendingRow = row }
         return object
     }

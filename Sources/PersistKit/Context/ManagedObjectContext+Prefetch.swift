@@ -23,7 +23,7 @@ extension ManagedObjectContext {
             if needing.isEmpty { continue }
             if start == 0 {
                 for row in try loadRows(for: needing.map(\.objectID)) {
-                    if let object = registered[row.objectID], object._isFault { object.pendingRow = row }
+                    if let object = registered[row.key], object._isFault { object.pendingRow = row }
                 }
             } else {
                 let group = FaultingBatch(objectIDs: needing.map(\.objectID))
@@ -42,7 +42,7 @@ extension ManagedObjectContext {
         }
         let rows = (try? loadRows(for: needing)) ?? []
         for row in rows {
-            if let object = registered[row.objectID], object._isFault { object.pendingRow = row }
+            if let object = registered[row.key], object._isFault { object.pendingRow = row }
         }
         for id in batch.objectIDs where registered[id]?.faultingBatch === batch {
             registered[id]?.faultingBatch = nil
@@ -93,7 +93,7 @@ extension ManagedObjectContext {
                     entityHasIt = source.entity.relationshipsByName[relationship.name] === relationship
                 }
                 guard entityHasIt else { continue }
-                if source._isInserted || source.objectID.isTemporaryID
+                if source._isInserted || source.objectKey.isTemporaryID
                     || (!source.toMany.isEmpty && source.toMany[relationship.name]?.committed != nil) {
                     for id in source.toManyMembers(relationship) { add(registeredObject(with: id)) }
                 } else {
@@ -123,8 +123,9 @@ extension ManagedObjectContext {
                 memberObjects.reserveCapacity(rows.count)
                 rows.reverse()
                 while let row = rows.popLast() {
-                    members.append(row.objectID)
+                    // The object first: a new fault makes its ID only here, and keeps it.
                     let object = materialize(row, isRoot: true)
+                    members.append(object.objectID)
                     memberObjects.append(Unmanaged.passUnretained(object))
                     if checked { add(object) } else { next.append(object) }
                 }

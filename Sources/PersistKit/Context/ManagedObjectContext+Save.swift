@@ -165,10 +165,10 @@ extension ManagedObjectContext {
             // Many IDs (a large insert): building the registry anew costs less than removing
             // each old key (which moves its neighbours) and adding the new one. An object
             // registered under a temporary ID was just given its permanent one, or has none.
-            var rebuilt: [ManagedObjectID: ManagedObject] = [:]
+            var rebuilt: [ObjectKey: ManagedObject] = [:]
             rebuilt.reserveCapacity(registered.count)
-            for (id, object) in registered {
-                rebuilt[id.isTemporaryID ? object.objectID : id] = object
+            for (key, object) in registered {
+                rebuilt[key.isTemporaryID ? object.objectID.key : key] = object
             }
             registered.replaceAll(with: rebuilt)
         }

@@ -176,6 +176,32 @@ public final class ManagedObjectContext: @unchecked Sendable {
     /// ``object(with:)`` it neither registers a fault nor reads the store (Core Data's
     /// `registeredObject(for:)`).
     public func registeredObject(for objectID: ManagedObjectID) -> ManagedObject? { onQueue { registered[objectID] } }
+
+    /// The object registered for the row `primaryKey` of `entity` in the store of `store`, or
+    /// `nil` if the context has none; like ``registeredObject(for:)`` but without an ID: it
+    /// allocates nothing, interns nothing and compares no strings (a PersistKit addition).
+    ///
+    /// For a server's lookups by ID: prepare the store's token once
+    /// (``StoreToken/forIdentifier(_:)``, or ``PersistentStore/storeToken``), then look up each
+    /// key read from a request; build a ``ManagedObjectID`` only for a key the context does not
+    /// hold (and pass it to ``existingObject(with:)``). `entity` is the object's concrete
+    /// entity, as in its ID: an object of a subentity is not found under its superentity.
+    public func registeredObject(entity: EntityDescription, store: StoreToken, primaryKey: Int64) -> ManagedObject? {
+        let key = ObjectKey(entity: entity, store: store, primaryKey: primaryKey)
+        return onQueue { registered[key] }
+    }
+
+    /// The object registered for the row `primaryKey` of `entity` in the store whose
+    /// identifier is `storeIdentifier`, or `nil`: ``registeredObject(entity:store:primaryKey:)``
+    /// after interning the identifier (a lock and a hash of the string; no allocation once the
+    /// store's token exists). Prefer the token form in loops.
+    public func registeredObject(entity: EntityDescription, storeIdentifier: String, primaryKey: Int64) -> ManagedObject? {
+        registeredObject(entity: entity, store: StoreToken.forIdentifier(storeIdentifier), primaryKey: primaryKey)
+    }
+
+    /// The object registered for `key`, or `nil` if the context has none (see
+    /// ``registeredObject(entity:store:primaryKey:)``).
+    public func registeredObject(forKey key: ObjectKey) -> ManagedObject? { onQueue { registered[key] } }
     /// Objects inserted and not yet saved.
     public var insertedObjects: Set<ManagedObject> { onQueue { Set(insertedByID.values.filter { !$0._isDeleted }) } }
     /// Objects with unsaved changes that are neither inserted nor deleted.
@@ -265,15 +291,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
     public func loadObjects(with objectIDs: [ManagedObjectID]) throws {
         try onQueue {
             var missing: [ManagedObjectID] = []
-            var seen = Set<ManagedObjectID>()
-            for id in objectIDs where seen.insert(id).inserted {
+            var seen = Set<ObjectKey>()
+            for id in objectIDs where seen.insert(id.key).inserted {
                 if let object = registered[id], !object._isFault { continue }
                 missing.append(id)
             }
             guard missing.count > 1 else { return } // one object: existingObject(with:) is as cheap
-            for row in try loadRows(for: missing) where seen.contains(row.objectID) {
+            for row in try loadRows(for: missing) where seen.contains(row.key) {
                 // (A row of a subentity read for a superentity's ID is left to existingObject(with:).)
-                let object = registered[row.objectID] ?? registerFault(row.objectID, row: nil)
+                let object = registeredObject(for: row)
                 guard object._isFault else { continue }
                 object.pendingRow = row
                 fulfillFault(object)
@@ -296,10 +322,31 @@ public final class ManagedObjectContext: @unchecked Sendable {
         registered.object(for: objectID, orRegister: { makeFault(objectID) })
     }
 
+    /// The object registered for the row's key, or a new fault registered for it (given the
+    /// row's ID when the row was made with one, else made without an ID); one probe.
+    @inline(__always)
+    func registeredObject(for row: borrowing RowSnapshot) -> ManagedObject {
+        let key = row.key
+        if let id = row.objectIDIfMade {
+            return registered.object(for: key, orRegister: { makeFault(id) })
+        }
+        let entity = row.entity
+        return registered.object(for: key, orRegister: { makeFault(key, entity: entity) })
+    }
+
     /// A new, unregistered fault for `objectID` belonging to this context.
     @inline(__always)
     private func makeFault(_ objectID: ManagedObjectID) -> ManagedObject {
         let object = objectID.entity.managedObjectClass.init(fault: objectID)
+        object.managedObjectContext = self
+        return object
+    }
+
+    /// A new, unregistered fault for `key` (of `entity`) belonging to this context, its ID
+    /// made only when asked.
+    @inline(__always)
+    private func makeFault(_ key: ObjectKey, entity: EntityDescription) -> ManagedObject {
+        let object = entity.managedObjectClass.init(fault: key, entity: entity)
         object.managedObjectContext = self
         return object
     }

@@ -13,6 +13,10 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
     public let storeIdentifier: String?
     /// The row's primary key (`Z_PK`) for a permanent ID; for a temporary ID, a process-unique counter.
     public let primaryKey: Int64
+    /// The address of the store's ``StoreToken`` once known (0 until then, and for a temporary
+    /// ID): IDs made by a store carry it from the start, others intern their identifier at
+    /// the first ``key`` asked. Declared before the flag so the instance stays 64 bytes.
+    private let storeTokenBits: Atomic<UInt>
     /// Whether the ID is temporary: the object has not been saved yet.
     public let isTemporaryID: Bool
 
@@ -23,7 +27,56 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
         self.entity = entity
         self.storeIdentifier = storeIdentifier
         self.primaryKey = primaryKey
+        self.storeTokenBits = Atomic(0)
         self.isTemporaryID = false
+    }
+
+    /// A permanent ID for the row `primaryKey` of `entity` in the store of `store`: no
+    /// interning later, as the token is known.
+    public init(entity: EntityDescription, store: StoreToken, primaryKey: Int64) {
+        self.entity = entity
+        self.storeIdentifier = store.identifier
+        self.primaryKey = primaryKey
+        self.storeTokenBits = Atomic(store.bits)
+        self.isTemporaryID = false
+    }
+
+    /// The ID of `key`, whose entity is `entity` (a permanent key's store token names its store).
+    init(entity: EntityDescription, key: ObjectKey) {
+        self.entity = entity
+        self.primaryKey = key.primaryKey
+        self.storeTokenBits = Atomic(key.storeBits)
+        if key.storeBits == 0 {
+            self.storeIdentifier = nil
+            self.isTemporaryID = true
+        } else {
+            self.storeIdentifier = StoreToken.token(bits: key.storeBits).identifier
+            self.isTemporaryID = false
+        }
+    }
+
+    /// The key a context's registry files the object under (``ObjectKey``).
+    public var key: ObjectKey {
+        @inline(__always) get {
+            ObjectKey(entityIdentity: ObjectIdentifier(entity), primaryKey: primaryKey, storeBits: storeBits)
+        }
+    }
+
+    /// The store token's address (0 for a temporary ID), interned at the first call for an ID
+    /// made from an identifier string. Racing first calls intern the same token.
+    var storeBits: UInt {
+        @inline(__always) get {
+            let known = storeTokenBits.load(ordering: .acquiring)
+            if known != 0 || isTemporaryID { return known }
+            return internStoreToken()
+        }
+    }
+
+    @inline(never) private func internStoreToken() -> UInt {
+        guard let storeIdentifier else { return 0 }
+        let bits = StoreToken.forIdentifier(storeIdentifier).bits
+        storeTokenBits.store(bits, ordering: .releasing)
+        return bits
     }
 
     /// A new temporary ID for a newly inserted object of `entity`.
@@ -31,6 +84,7 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
         self.entity = entity
         self.storeIdentifier = nil
         self.primaryKey = ManagedObjectID.temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue
+        self.storeTokenBits = Atomic(0)
         self.isTemporaryID = true
     }
 
@@ -89,8 +143,15 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
 
     /// The entity, primary key and temporary flag folded into one word.
     @inline(__always) private var hashWord: UInt64 {
+        Self.hashWord(entity: ObjectIdentifier(entity), primaryKey: primaryKey, isTemporary: isTemporaryID)
+    }
+
+    /// The one word an ID and its ``ObjectKey`` hash: the primary key spread by a
+    /// multiplication, the entity's address, the temporary flag.
+    @inline(__always)
+    static func hashWord(entity: ObjectIdentifier, primaryKey: Int64, isTemporary: Bool) -> UInt64 {
         let key = UInt64(bitPattern: primaryKey) &* 0x9E37_79B9_7F4A_7C15
-        let entityBits = UInt64(UInt(bitPattern: ObjectIdentifier(entity)))
-        return key ^ entityBits ^ (isTemporaryID ? 1 : 0)
+        let entityBits = UInt64(UInt(bitPattern: entity))
+        return key ^ entityBits ^ (isTemporary ? 1 : 0)
     }
 }

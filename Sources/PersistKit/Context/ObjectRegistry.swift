@@ -1,6 +1,11 @@
 /// A context's registry: the object it holds for each ID (one object per ID, Core Data's
 /// uniquing), with a ``generation`` that changes whenever the registry may let go of an object.
 ///
+/// Objects are filed under their ``ObjectKey`` (entity, primary key, store token: three words
+/// hashed and compared in place), not under the ``ManagedObjectID`` instance: an object fetched
+/// needs no ID to be registered, and a lookup compares no store identifier strings. Every
+/// operation takes either a key or an ID (converted to its key).
+///
 /// It keeps the dictionary API the context's code uses (subscripts, `removeValue(forKey:)`,
 /// `removeAll(keepingCapacity:)`, `values`, `keys`, iteration), and every one of those that can
 /// take an object out (a removal, setting a key to `nil` or to another object, emptying, a
@@ -15,8 +20,8 @@
 /// generation a record was made at (short of 2^32 mutations that let go in one registry).
 /// (Restoring a saved copy of an older registry would: the context never does.)
 struct ObjectRegistry: Sequence {
-    /// The objects, by ID.
-    private var objects: [ManagedObjectID: ManagedObject]
+    /// The objects, by key.
+    private var objects: [ObjectKey: ManagedObject]
     /// Moves on (by one) at every mutation that can let go of an object; never otherwise.
     private(set) var generation: UInt64
 
@@ -32,47 +37,67 @@ struct ObjectRegistry: Sequence {
         }
     }
 
-    /// The object registered for `id`; setting `nil` removes it, setting another object
+    /// The object registered for `key`; setting `nil` removes it, setting another object
     /// replaces it (either moves ``generation`` on when an object was there).
-    subscript(id: ManagedObjectID) -> ManagedObject? {
-        @inline(__always) get { objects[id] }
+    subscript(key: ObjectKey) -> ManagedObject? {
+        @inline(__always) get { objects[key] }
         @inline(__always) set {
             if let newValue {
                 // One probe; the object it replaces, if any, is let go of.
-                if let old = objects.updateValue(newValue, forKey: id), old !== newValue { generation &+= 1 }
-            } else if objects.removeValue(forKey: id) != nil {
+                if let old = objects.updateValue(newValue, forKey: key), old !== newValue { generation &+= 1 }
+            } else if objects.removeValue(forKey: key) != nil {
                 generation &+= 1
             }
         }
     }
 
+    /// The object registered for `id` (for its ``ManagedObjectID/key``); as the key subscript.
+    subscript(id: ManagedObjectID) -> ManagedObject? {
+        @inline(__always) get { objects[id.key] }
+        @inline(__always) set { self[id.key] = newValue }
+    }
+
     /// The object registered for `id`, registering `make()` for it first when there is none:
-    /// one probe of the table (a lookup then an insert would hash the ID twice). Setting
+    /// one probe of the table (a lookup then an insert would hash the key twice). Setting
     /// through it replaces the object (and moves ``generation`` on) if the new one is another.
     subscript(id: ManagedObjectID, default make: @autoclosure () -> ManagedObject) -> ManagedObject {
-        @inline(__always) get { objects[id] ?? make() }
+        @inline(__always) get { objects[id.key] ?? make() }
         @inline(__always) _modify {
-            var value = object(for: id, orRegister: make)
+            let key = id.key
+            var value = object(for: key, orRegister: make)
             let registeredValue = ObjectIdentifier(value)
             yield &value
-            if ObjectIdentifier(value) != registeredValue { self[id] = value }
+            if ObjectIdentifier(value) != registeredValue { self[key] = value }
         }
+    }
+
+    /// The object registered for `key`, or `make()` newly registered for it; one probe (a
+    /// lookup then an insert would hash the key twice).
+    @inline(__always)
+    mutating func object(for key: ObjectKey, orRegister make: () -> ManagedObject) -> ManagedObject {
+        @inline(__always) func pass(_ object: inout ManagedObject) -> ManagedObject { object }
+        // The inout access inserts the default when the key is absent, and nothing else.
+        return pass(&objects[key, default: make()])
     }
 
     /// The object registered for `id`, or `make()` newly registered for it; one probe.
     @inline(__always)
     mutating func object(for id: ManagedObjectID, orRegister make: () -> ManagedObject) -> ManagedObject {
-        @inline(__always) func pass(_ object: inout ManagedObject) -> ManagedObject { object }
-        // The inout access inserts the default when the key is absent, and nothing else.
-        return pass(&objects[id, default: make()])
+        object(for: id.key, orRegister: make)
+    }
+
+    /// Removes and returns the object registered for `key`, if any (moving ``generation`` on).
+    @discardableResult @inline(__always)
+    mutating func removeValue(forKey key: ObjectKey) -> ManagedObject? {
+        let removed = objects.removeValue(forKey: key)
+        if removed != nil { generation &+= 1 }
+        return removed
     }
 
     /// Removes and returns the object registered for `id`, if any (moving ``generation`` on).
     @discardableResult @inline(__always)
     mutating func removeValue(forKey id: ManagedObjectID) -> ManagedObject? {
-        let removed = objects.removeValue(forKey: id)
-        if removed != nil { generation &+= 1 }
-        return removed
+        removeValue(forKey: id.key)
     }
 
     /// Removes every object (moving ``generation`` on).
@@ -83,7 +108,7 @@ struct ObjectRegistry: Sequence {
 
     /// Replaces the whole table by `table` (moving ``generation`` on: the objects not in
     /// `table` are let go of).
-    mutating func replaceAll(with table: [ManagedObjectID: ManagedObject]) {
+    mutating func replaceAll(with table: [ObjectKey: ManagedObject]) {
         generation &+= 1
         objects = table
     }
@@ -94,9 +119,9 @@ struct ObjectRegistry: Sequence {
     }
 
     /// The registered objects.
-    var values: Dictionary<ManagedObjectID, ManagedObject>.Values { objects.values }
-    /// The IDs of the registered objects.
-    var keys: Dictionary<ManagedObjectID, ManagedObject>.Keys { objects.keys }
+    var values: Dictionary<ObjectKey, ManagedObject>.Values { objects.values }
+    /// The keys of the registered objects.
+    var keys: Dictionary<ObjectKey, ManagedObject>.Keys { objects.keys }
     /// How many objects are registered.
     var count: Int { objects.count }
     /// Whether no object is registered.
@@ -104,8 +129,8 @@ struct ObjectRegistry: Sequence {
     /// How many objects the table holds without growing.
     var capacity: Int { objects.capacity }
 
-    /// The (ID, object) pairs, in the table's order.
-    func makeIterator() -> Dictionary<ManagedObjectID, ManagedObject>.Iterator { objects.makeIterator() }
+    /// The (key, object) pairs, in the table's order.
+    func makeIterator() -> Dictionary<ObjectKey, ManagedObject>.Iterator { objects.makeIterator() }
     /// The registered objects' count (so `Array(registry)` reserves once).
     var underestimatedCount: Int { objects.count }
 }

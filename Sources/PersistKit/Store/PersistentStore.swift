@@ -29,6 +29,9 @@ public protocol PersistentStore: AnyObject, Sendable {
     var url: URL? { get }
     /// The store's unique identifier (`NSStoreUUID`), used in object IDs' URIs.
     var identifier: String { get }
+    /// The interned token of ``identifier`` (``StoreToken``): what object keys name the store
+    /// by. A store whose identifier never changes keeps it (the default interns per call).
+    var storeToken: StoreToken { get }
     /// The configuration of the model the store holds, or `nil` for all entities.
     var configurationName: String? { get }
     /// The model the store was opened with.
@@ -90,4 +93,9 @@ extension PersistentStore {
     public func row(for objectID: ManagedObjectID) throws -> RowSnapshot? {
         try rows(for: [objectID]).first
     }
+}
+
+extension PersistentStore {
+    /// ``identifier`` interned (a lock and a hash of the string per call).
+    public var storeToken: StoreToken { StoreToken.forIdentifier(identifier) }
 }

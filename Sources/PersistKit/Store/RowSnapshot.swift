@@ -4,9 +4,22 @@
 /// to-one relationships (as ``StoreValue/object(_:)`` or ``StoreValue/null``), inherited first.
 /// Transient slots are ``StoreValue/null`` in a store. To-many relationships are not in a row;
 /// stores answer them with ``PersistentStore/destinations(of:relationship:)``.
+///
+/// A row made with ``init(objectID:version:values:)`` holds that ID. A row a store makes with
+/// ``init(entity:store:primaryKey:version:values:)`` holds only the object's entity, primary
+/// key and store token (no ``ManagedObjectID`` allocated per row): a context files the object
+/// under its ``key`` and makes its ID only when asked; ``objectID`` of such a row makes an
+/// equal (not identical) ID at each call.
 public struct RowSnapshot: Sendable, Hashable {
-    /// The object's permanent ID.
-    public var objectID: ManagedObjectID
+    /// The entity of the row's object (its concrete entity).
+    public private(set) var entity: EntityDescription
+    /// The row's primary key (`Z_PK`).
+    public private(set) var primaryKey: Int64
+    /// The address of the store's ``StoreToken`` for a row made without an ID; 0 otherwise
+    /// (the ID's key names the store).
+    private var storeBits: UInt
+    /// The ID the row was made with, if any.
+    private var madeID: ManagedObjectID?
     /// The optimistic-locking version (`Z_OPT`): 1 when first saved, one more at each update.
     public var version: Int64
     /// The slot values.
@@ -14,8 +27,63 @@ public struct RowSnapshot: Sendable, Hashable {
 
     /// Creates a row snapshot.
     public init(objectID: ManagedObjectID, version: Int64, values: [StoreValue]) {
-        self.objectID = objectID
+        self.entity = objectID.entity
+        self.primaryKey = objectID.primaryKey
+        self.storeBits = 0
+        self.madeID = objectID
         self.version = version
         self.values = values
+    }
+
+    /// Creates the snapshot of the row `primaryKey` of `entity` in the store of `store`,
+    /// without a ``ManagedObjectID`` (a store's fast path).
+    public init(entity: EntityDescription, store: StoreToken, primaryKey: Int64, version: Int64, values: [StoreValue]) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.storeBits = store.bits
+        self.madeID = nil
+        self.version = version
+        self.values = values
+    }
+
+    /// The object's permanent ID: the one the row was made with, or a new one equal to it.
+    public var objectID: ManagedObjectID {
+        get { madeID ?? ManagedObjectID(entity: entity, key: keyWithoutID) }
+        set {
+            madeID = newValue
+            entity = newValue.entity
+            primaryKey = newValue.primaryKey
+            storeBits = 0
+        }
+    }
+
+    /// The ID the row was made with, or `nil` for a row made from a key (a context gives it to
+    /// the object it registers, rather than making another).
+    var objectIDIfMade: ManagedObjectID? {
+        @inline(__always) get { madeID }
+    }
+
+    /// The key a context files the row's object under (``ObjectKey``).
+    public var key: ObjectKey {
+        @inline(__always) get {
+            if let madeID { return madeID.key }
+            return keyWithoutID
+        }
+    }
+
+    @inline(__always) private var keyWithoutID: ObjectKey {
+        ObjectKey(entityIdentity: ObjectIdentifier(entity), primaryKey: primaryKey, storeBits: storeBits)
+    }
+
+    /// Rows are equal when their objects' IDs, versions and values are.
+    public static func == (lhs: RowSnapshot, rhs: RowSnapshot) -> Bool {
+        lhs.key == rhs.key && lhs.version == rhs.version && lhs.values == rhs.values
+    }
+
+    /// Hashes the object's key, the version and the values.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
+        hasher.combine(version)
+        hasher.combine(values)
     }
 }

@@ -38,7 +38,7 @@ extension SQLiteStore {
             var ids: [ManagedObjectID] = []
             try connection.cachedStatement(sql).forEachRow(arguments) { statement in
                 guard let entity = schema.entitiesByNumber[Int(statement.int64(1))] else { return }
-                ids.append(ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: statement.int64(0)))
+                ids.append(ManagedObjectID(entity: entity, store: storeToken, primaryKey: statement.int64(0)))
             }
             return ids
         }
@@ -116,7 +116,7 @@ extension SQLiteStore {
                     }
                     // The row's inverse slot names the source: reuse its ID rather than make one per row.
                     guard let row = decodeRow(statement, knownDestination: currentSource, knownInverse: knownInverse),
-                          row.objectID.entity.isKind(of: destination) else { return }
+                          row.entity.isKind(of: destination) else { return }
                     currentRows.append(row)
                 }
                 store()
@@ -166,7 +166,7 @@ extension SQLiteStore {
                 guard position >= 0 else { return }
                 guard let row = decodeRow(statement, knownDestination: sourceByPosition[position],
                                             knownInverse: knownInverse),
-                      row.objectID.entity.isKind(of: destination) else { return }
+                      row.entity.isKind(of: destination) else { return }
                 if buckets[position].capacity == 0 { buckets[position].reserveCapacity(share) }
                 buckets[position].append(row)
             }
@@ -276,9 +276,9 @@ extension SQLiteStore {
             return decodeAttribute(statement, index, attributeType)
         case .toOne(let relationship):
             guard let destination = relationship.destinationEntity else { return .null }
-            return .object(ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: statement.int64(index)))
+            return .object(ManagedObjectID(entity: destination, store: storeToken, primaryKey: statement.int64(index)))
         case .primaryKey(let entity):
-            return .object(ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: statement.int64(index)))
+            return .object(ManagedObjectID(entity: entity, store: storeToken, primaryKey: statement.int64(index)))
         case .computed:
             let raw: StoreValue
             switch statement.columnType(index) {

@@ -9,7 +9,8 @@ extension SQLiteStore {
     }
 
     /// The row the statement is on, selected with ``selectList(_:alias:)``, or `nil` if its
-    /// `Z_ENT` names no entity of the store.
+    /// `Z_ENT` names no entity of the store. The row carries its object's key, not an ID
+    /// (``RowSnapshot/init(entity:store:primaryKey:version:values:)``), unless `knownID` names it.
     /// `knownID`, when the caller asked for one object, is reused as the row's ID if it names it.
     /// `knownDestination`, when the caller knows the object most rows point to (the source of a
     /// prefetched to-many relationship), is reused as a to-one slot's ID when it names the same
@@ -37,13 +38,12 @@ extension SQLiteStore {
                 for slot in slots { values.append(decodeSlot(statement, slot, knownDestination, knownInverse)) }
             }
             let primaryKey = statement.int64(0)
-            let id: ManagedObjectID
             if let knownID, knownID.entity === entity, knownID.primaryKey == primaryKey {
-                id = knownID
-            } else {
-                id = ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: primaryKey)
+                return RowSnapshot(objectID: knownID, version: statement.int64(2), values: values)
             }
-            return RowSnapshot(objectID: id, version: statement.int64(2), values: values)
+            // No ID per row: the row carries its key, and a context makes the object's ID
+            // only when it is asked for.
+            return RowSnapshot(entity: entity, store: storeToken, primaryKey: primaryKey, version: statement.int64(2), values: values)
         }
     }
 
@@ -80,7 +80,7 @@ extension SQLiteStore {
                knownDestination.storeIdentifier == identifier, !knownDestination.isTemporaryID {
                 return .object(knownDestination)
             }
-            return .object(ManagedObjectID(entity: destination, storeIdentifier: identifier, primaryKey: key))
+            return .object(ManagedObjectID(entity: destination, store: storeToken, primaryKey: key))
         }
     }
 
@@ -215,8 +215,8 @@ extension SQLiteStore {
                     // Repeated keys pad the list to the statement's size; they match no other row.
                     while arguments.count < parameters { arguments.append(.integer(batch[batch.endIndex - 1])) }
                     try statement.forEachRow(arguments) { statement in
-                        guard let row = decodeRow(statement), let asked = keys[row.objectID.primaryKey],
-                              row.objectID.entity.isKind(of: asked) else { return }
+                        guard let row = decodeRow(statement), let asked = keys[row.primaryKey],
+                              row.entity.isKind(of: asked) else { return }
                         rows.append(row)
                     }
                 }
@@ -239,7 +239,7 @@ extension SQLiteStore {
             guard let statement = try singleRowStatement(for: id.entity, on: connection) else { return nil }
             try statement.bind(.integer(id.primaryKey), at: 1)
             defer { statement.resetKeepingBindings() }
-            guard try statement.step(), let row = decodeRow(statement, knownID: id), row.objectID.entity.isKind(of: id.entity) else {
+            guard try statement.step(), let row = decodeRow(statement, knownID: id), row.entity.isKind(of: id.entity) else {
                 return nil
             }
             return row
@@ -302,7 +302,7 @@ extension SQLiteStore {
             var ids: [ManagedObjectID] = []
             try connection.cachedStatement(sql).forEachRow([.integer(objectID.primaryKey)]) { statement in
                 guard let entity = schema.entitiesByNumber[Int(statement.int64(1))] else { return }
-                ids.append(ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: statement.int64(0)))
+                ids.append(ManagedObjectID(entity: entity, store: storeToken, primaryKey: statement.int64(0)))
             }
             return ids
         }

@@ -29,6 +29,8 @@ public final class SQLiteStore: PersistentStore {
     public let url: URL?
     /// The store's UUID (`Z_METADATA.Z_UUID`).
     public let identifier: String
+    /// ``identifier`` interned once (``StoreToken``), for the IDs and keys of fetched rows.
+    public let storeToken: StoreToken
     /// The configuration the store holds, or `nil` for every entity.
     public let configurationName: String?
     /// The model the store was opened with.
@@ -161,6 +163,7 @@ public final class SQLiteStore: PersistentStore {
         }
         self.url = url
         self.identifier = storeMetadata.uuid
+        self.storeToken = StoreToken.forIdentifier(storeMetadata.uuid)
         self.configurationName = configurationName
         self.model = model
         self.isReadOnly = options.readOnly

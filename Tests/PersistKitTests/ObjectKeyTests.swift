@@ -1,0 +1,192 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import PersistKit
+
+/// Objects are registered under their key (entity, primary key, store token), and a fetched
+/// object's ID is made when first asked: these tests check that identity still behaves as Core
+/// Data's (one object per ID per context, an object's `objectID` the same instance at every
+/// call, temporary IDs replaced on save), that two stores holding equal primary keys give two
+/// objects, and the lookup by entity, store and key.
+@Suite("Object keys and lazy IDs", .timeLimit(.minutes(1)))
+struct ObjectKeyTests {
+    typealias M = ContextTestModel
+    typealias S = FetchTestSupport
+
+    /// A SQLite store at `url` holding one brewery named `name` (primary key 1).
+    private static func seedBrewery(_ name: String, at url: URL) throws {
+        let context = M.context(try M.coordinator(type: .sqlite, at: url))
+        try context.performAndWait {
+            _ = M.insert("Brewery", into: context, ["name": name])
+            try context.save()
+        }
+    }
+
+    @Test func aFetchedObjectsIDIsMadeOnceAndKept() throws {
+        let coordinator = try PrefetchedMembersTests.seeded(.sqlite, breweries: 3)
+        let context = M.context(coordinator)
+        let store = try #require(S.sqlite(coordinator))
+        try context.performAndWait {
+            let breweries = try context.fetch(M.request("Brewery", sort: [FetchSortDescriptor(key: "name")]))
+            #expect(breweries.count == 3)
+            for brewery in breweries {
+                let first = brewery.objectID
+                #expect(brewery.objectID === first, "every call returns the instance made at the first")
+                #expect(!first.isTemporaryID)
+                #expect(first.storeIdentifier == store.identifier)
+                let equal = ManagedObjectID(entity: brewery.entity, storeIdentifier: store.identifier, primaryKey: first.primaryKey)
+                #expect(equal == first && equal.key == first.key)
+                #expect(context.registeredObject(for: equal) === brewery, "an equal ID finds the object")
+                #expect(context.object(with: equal) === brewery, "one object per ID")
+                #expect(brewery.objectID === first, "looking it up by an equal ID keeps its own ID")
+            }
+            // A second fetch finds the same objects, their IDs unchanged.
+            let ids = breweries.map(\.objectID)
+            let again = try context.fetch(M.request("Brewery", sort: [FetchSortDescriptor(key: "name")]))
+            #expect(zip(again, breweries).allSatisfy { $0 === $1 })
+            #expect(zip(again.map(\.objectID), ids).allSatisfy { $0 === $1 })
+            #expect(context.registeredObjects.count >= 3)
+        }
+    }
+
+    @Test func aPrefetchedMembersIDIsItsObjectsID() throws {
+        let coordinator = try PrefetchedMembersTests.seeded(.sqlite, breweries: 4)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            for brewery in try PrefetchedMembersTests.prefetchedBreweries(context) {
+                let beers = brewery.value(forKey: "beers") as? Set<ManagedObject> ?? []
+                #expect(beers.count == 3)
+                for beer in beers {
+                    let id = beer.objectID
+                    #expect(beer.objectID === id)
+                    #expect(context.object(with: id) === beer)
+                    #expect(beer.value(forKey: "brewery") as? ManagedObject === brewery)
+                }
+            }
+        }
+    }
+
+    @Test func aTemporaryIDIsReplacedOnSaveThenKept() throws {
+        let coordinator = try S.coordinator(.sqlite)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let brewery = M.insert("Brewery", into: context, ["name": "Temp"])
+            let temporary = brewery.objectID
+            #expect(temporary.isTemporaryID && temporary.key.isTemporaryID)
+            #expect(brewery.objectID === temporary)
+            #expect(context.registeredObject(for: temporary) === brewery)
+            let beer = M.insert("Beer", into: context, ["name": "Early"])
+            try context.obtainPermanentIDs(for: [beer])
+            let beerID = beer.objectID
+            #expect(!beerID.isTemporaryID && beer.objectID === beerID)
+            #expect(context.registeredObject(for: beerID) === beer)
+            try context.save()
+            let permanent = brewery.objectID
+            #expect(!permanent.isTemporaryID)
+            #expect(permanent !== temporary)
+            #expect(brewery.objectID === permanent, "the permanent ID is kept")
+            #expect(beer.objectID === beerID, "an ID obtained before the save stays")
+            #expect(context.registeredObject(for: permanent) === brewery)
+            #expect(context.registeredObject(for: temporary) == nil, "the temporary ID no longer names it")
+            let store = try #require(S.sqlite(coordinator))
+            #expect(context.registeredObject(entity: brewery.entity, store: store.storeToken, primaryKey: permanent.primaryKey) === brewery)
+        }
+    }
+
+    @Test func twoStoresWithEqualKeysGiveTwoObjects() throws {
+        let directory = try M.temporaryDirectory()
+        let first = directory.appendingPathComponent("first.sqlite"), second = directory.appendingPathComponent("second.sqlite")
+        try Self.seedBrewery("First", at: first)
+        try Self.seedBrewery("Second", at: second)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: M.make())
+        let storeA = try coordinator.addPersistentStore(type: .sqlite, at: first)
+        let storeB = try coordinator.addPersistentStore(type: .sqlite, at: second)
+        #expect(storeA.identifier != storeB.identifier)
+        #expect(storeA.storeToken !== storeB.storeToken)
+        let entity = try #require(coordinator.managedObjectModel.entitiesByName["Brewery"])
+        let idA = ManagedObjectID(entity: entity, storeIdentifier: storeA.identifier, primaryKey: 1)
+        let idB = ManagedObjectID(entity: entity, storeIdentifier: storeB.identifier, primaryKey: 1)
+        #expect(idA != idB && idA.key != idB.key)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let a = try context.existingObject(with: idA)
+            let b = try context.existingObject(with: idB)
+            #expect(a !== b)
+            #expect(a.value(forKey: "name") as? String == "First")
+            #expect(b.value(forKey: "name") as? String == "Second")
+            #expect(context.registeredObject(entity: entity, store: storeA.storeToken, primaryKey: 1) === a)
+            #expect(context.registeredObject(entity: entity, store: storeB.storeToken, primaryKey: 1) === b)
+            #expect(context.registeredObject(entity: entity, storeIdentifier: storeB.identifier, primaryKey: 1) === b)
+            #expect(context.object(with: ManagedObjectID(entity: entity, storeIdentifier: storeA.identifier, primaryKey: 1)) === a)
+            #expect(context.registeredObjects.count == 2)
+        }
+    }
+
+    @Test func theLookupByEntityStoreAndKey() throws {
+        let coordinator = try PrefetchedMembersTests.seeded(.sqlite, breweries: 2)
+        let store = try #require(S.sqlite(coordinator))
+        let model = coordinator.managedObjectModel
+        let brewery = try #require(model.entitiesByName["Brewery"]), beer = try #require(model.entitiesByName["Beer"])
+        let context = M.context(coordinator)
+        #expect(context.registeredObject(entity: brewery, store: store.storeToken, primaryKey: 1) == nil, "nothing registered yet")
+        // Only the first is kept here: the other is held by the context alone.
+        let first = try #require(try context.performAndWait { try context.fetch(M.request("Brewery")).first { $0.objectID.primaryKey == 1 } })
+        #expect(context.registeredObject(entity: brewery, store: store.storeToken, primaryKey: 1) === first)
+        #expect(context.registeredObject(entity: brewery, storeIdentifier: store.identifier, primaryKey: 1) === first)
+        #expect(context.registeredObject(forKey: ObjectKey(entity: brewery, store: store.storeToken, primaryKey: 1)) === first)
+        #expect(context.registeredObject(entity: beer, store: store.storeToken, primaryKey: 1) == nil, "another entity, same key")
+        #expect(context.registeredObject(entity: brewery, store: StoreToken.forIdentifier(UUID().uuidString), primaryKey: 1) == nil,
+                "another store, same key")
+        #expect(context.registeredObject(entity: brewery, store: store.storeToken, primaryKey: 999) == nil)
+        #expect(StoreToken.forIdentifier(store.identifier) === store.storeToken, "one token per identifier")
+        // A registered fault is found by the lookup, and its ID made on request is kept.
+        try context.performAndWait {
+            let fault = try #require(context.registeredObject(entity: brewery, store: store.storeToken, primaryKey: 2))
+            #expect(fault.isFault)
+            #expect(fault.objectID.primaryKey == 2 && fault.objectID === fault.objectID)
+        }
+        #expect(context.registeredObject(entity: brewery, store: store.storeToken, primaryKey: 2) != nil)
+        // Let go of by a release, the object is no longer found.
+        context.performAndWait { _ = context.releaseUnreferencedObjects(beyond: 0) }
+        #expect(context.registeredObject(entity: brewery, store: store.storeToken, primaryKey: 2) == nil)
+        withExtendedLifetime(first) {}
+    }
+
+    @Test func aRowMadeFromAKeyEqualsOneMadeFromItsID() throws {
+        let coordinator = try PrefetchedMembersTests.seeded(.sqlite, breweries: 1)
+        let store = try #require(S.sqlite(coordinator))
+        let entity = try #require(coordinator.managedObjectModel.entitiesByName["Brewery"])
+        let byKey = RowSnapshot(entity: entity, store: store.storeToken, primaryKey: 7, version: 2, values: [.string("x")])
+        let id = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: 7)
+        let byID = RowSnapshot(objectID: id, version: 2, values: [.string("x")])
+        #expect(byKey == byID && byKey.hashValue == byID.hashValue)
+        #expect(byKey.objectID == id && byKey.key == id.key)
+        #expect(byID.objectID === id, "a row made with an ID keeps it")
+        var changed = byKey
+        changed.objectID = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: 8)
+        #expect(changed.primaryKey == 8 && changed != byKey)
+    }
+}
+
+/// A fault's ID made on first request from several threads at once is one instance.
+@Suite("Lazy object ID Concurrency", .timeLimit(.minutes(1)))
+struct LazyObjectIDConcurrencyTests {
+    typealias M = ContextTestModel
+
+    @Test func racingFirstRequestsKeepOneID() throws {
+        let coordinator = try PrefetchedMembersTests.seeded(.sqlite, breweries: 20)
+        let context = M.context(coordinator)
+        let breweries = try context.performAndWait { try context.fetch(M.request("Brewery")) }
+        // Read-only use from several threads: each object's first objectID request races.
+        nonisolated(unsafe) let shared = breweries
+        let seen = Locked<[[ObjectIdentifier]]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let ids = shared.map { ObjectIdentifier($0.objectID) }
+            seen.withLock { $0.append(ids) }
+        }
+        let all = seen.withLock { $0 }
+        #expect(all.count == 4)
+        #expect(all.allSatisfy { $0 == all[0] }, "every thread got the same ID instance per object")
+        #expect(breweries.map { ObjectIdentifier($0.objectID) } == all[0])
+    }
+}
