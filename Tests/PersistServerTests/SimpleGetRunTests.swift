@@ -103,6 +103,8 @@ struct SimpleGetRunTests {
             #expect(kept.store == store.identifier)
             // The same string storage (the same two words), not only equal text.
             #expect(unsafeBitCast(kept.store, to: (UInt64, UInt64).self) == unsafeBitCast(store.identifier, to: (UInt64, UInt64).self))
+            // Its token is the store's, so a loaded object is found by the token and the key.
+            #expect(kept.storeToken === store.storeToken)
             // IDs read through the prefix name the same object.
             let again = try WireObjectID.parse(.string(text), coordinator: coordinator, what: "ids", prefix: prefix)
             #expect(again == id)

@@ -22,8 +22,9 @@ extension Session {
     /// otherwise. The one place a simple `get` looks its object up: on `readContext`'s queue.
     @inline(__always)
     private func loadedObject(prefix: WireObjectIDPrefix, key: Int64, in readContext: ManagedObjectContext) -> ManagedObject? {
-        let id = ManagedObjectID(entity: prefix.entity, storeIdentifier: prefix.store, primaryKey: key)
-        guard let object = readContext.registeredObject(for: id), !object.isFault, !object.isDeleted else { return nil }
+        // By the prefix's store token and the key: no ID is made for a loaded object.
+        guard let object = readContext.registeredObject(entity: prefix.entity, store: prefix.storeToken, primaryKey: key),
+              !object.isFault, !object.isDeleted else { return nil }
         return object
     }
 

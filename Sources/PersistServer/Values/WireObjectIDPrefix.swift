@@ -17,6 +17,9 @@ final class WireObjectIDPrefix: Sendable {
     let coordinator: PersistentStoreCoordinator
     /// The store's identifier.
     let store: String
+    /// The store's token (one per identifier for the life of the process): looking an object up
+    /// by it and the key needs no ``ManagedObjectID`` and no string comparison.
+    let storeToken: StoreToken
     /// The entity the prefix names.
     let entity: EntityDescription
 
@@ -31,6 +34,7 @@ final class WireObjectIDPrefix: Sendable {
         self.bytes = bytes
         self.coordinator = coordinator
         self.store = store
+        self.storeToken = StoreToken.forIdentifier(store)
         self.entity = entity
         var head: [UInt8] = []
         JSON.append("{\"id\":\"", to: &head)
