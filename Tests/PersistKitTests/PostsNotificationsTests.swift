@@ -14,6 +14,18 @@ struct PostsNotificationsTests {
         try M.coordinator(type: .sqlite, at: try M.temporaryDirectory().appendingPathComponent("posts.sqlite"))
     }
 
+    /// Two contexts of one SQLite store that post nothing: a writer, and a viewer that merges
+    /// the writer's saves automatically.
+    static func quietWriterAndViewer() throws -> (writer: ManagedObjectContext, viewer: ManagedObjectContext) {
+        let coordinator = try sqliteCoordinator()
+        let writer = M.context(coordinator)
+        writer.postsNotifications = false
+        let viewer = M.context(coordinator)
+        viewer.automaticallyMergesChangesFromParent = true
+        viewer.postsNotifications = false
+        return (writer, viewer)
+    }
+
     @Test func isOnByDefaultAndPostsEveryNotification() throws {
         let context = M.context(try Self.sqliteCoordinator())
         #expect(context.postsNotifications)
@@ -59,12 +71,7 @@ struct PostsNotificationsTests {
     }
 
     @Test func offStillMergesIntoMergingContextsAndPostsNothingThere() throws {
-        let coordinator = try Self.sqliteCoordinator()
-        let writer = M.context(coordinator)
-        writer.postsNotifications = false
-        let viewer = M.context(coordinator)
-        viewer.automaticallyMergesChangesFromParent = true
-        viewer.postsNotifications = false
+        let (writer, viewer) = try Self.quietWriterAndViewer()
         let (id, deletedID) = try writer.performAndWait {
             let beer = M.insert("Beer", into: writer, ["name": "First"])
             let other = M.insert("Beer", into: writer, ["name": "Other"])
@@ -94,12 +101,7 @@ struct PostsNotificationsTests {
     @Test func insertsPointingAtHeldObjectsStillReachAQuietMergingContext() throws {
         // A quiet context is not woken for saves of inserts alone; an insert that changes an
         // object it holds (the inverse to-many of the new object's to-one) still reaches it.
-        let coordinator = try Self.sqliteCoordinator()
-        let writer = M.context(coordinator)
-        writer.postsNotifications = false
-        let viewer = M.context(coordinator)
-        viewer.automaticallyMergesChangesFromParent = true
-        viewer.postsNotifications = false
+        let (writer, viewer) = try Self.quietWriterAndViewer()
         let breweryID = try writer.performAndWait {
             let brewery = M.insert("Brewery", into: writer, ["name": "North"])
             try writer.save()
