@@ -166,6 +166,49 @@ struct ObjectKeyTests {
         changed.objectID = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: 8)
         #expect(changed.primaryKey == 8 && changed != byKey)
     }
+
+    @Test func aRowsTemporaryFlagWithoutItsID() throws {
+        let coordinator = try PrefetchedMembersTests.seeded(.sqlite, breweries: 1)
+        let store = try #require(S.sqlite(coordinator))
+        let entity = try #require(coordinator.managedObjectModel.entitiesByName["Brewery"])
+        let byKey = RowSnapshot(entity: entity, store: store.storeToken, primaryKey: 7, version: 1, values: [])
+        let permanent = RowSnapshot(objectID: ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: 7),
+                                    version: 1, values: [])
+        let temporary = RowSnapshot(objectID: ManagedObjectID(temporaryFor: entity), version: 0, values: [])
+        #expect(!byKey.isTemporaryID && !permanent.isTemporaryID)
+        #expect(temporary.isTemporaryID && temporary.objectID.isTemporaryID && temporary.key.isTemporaryID)
+        #expect(temporary.entity === entity && temporary.primaryKey == temporary.objectID.primaryKey)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let brewery = M.insert("Brewery", into: context, ["name": "New"])
+            #expect(brewery.hasTemporaryID)
+            try context.save()
+            #expect(!brewery.hasTemporaryID)
+            // The key given on save names the store by its token: found by the token lookup.
+            #expect(context.registeredObject(entity: entity, store: store.storeToken, primaryKey: brewery.objectID.primaryKey) === brewery)
+        }
+    }
+
+    @Test func existingObjectFillsAFaultAndANewObject() throws {
+        let coordinator = try PrefetchedMembersTests.seeded(.sqlite, breweries: 2)
+        let store = try #require(S.sqlite(coordinator))
+        let entity = try #require(coordinator.managedObjectModel.entitiesByName["Brewery"])
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let first = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: 1)
+            let second = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: 2)
+            let fault = context.object(with: first)
+            #expect(fault.isFault)
+            let loaded = try context.existingObject(with: first)
+            #expect(loaded === fault && !loaded.isFault && loaded.storeVersion == 1)
+            let fresh = try context.existingObject(with: second)
+            #expect(!fresh.isFault && fresh.objectID === second && fresh.storeVersion == 1)
+            #expect(context.registeredObject(for: second) === fresh)
+            #expect(context.object(with: second) === fresh)
+            #expect(fresh.value(forKey: "name") as? String != nil)
+            #expect(!fresh.hasChanges)
+        }
+    }
 }
 
 /// A fault's ID made on first request from several threads at once is one instance.

@@ -57,6 +57,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether the object's ID is temporary (not saved yet), read without making, loading or
+    /// retaining the ID.
+    var hasTemporaryID: Bool {
+        @inline(__always) get { idStoreBits == 0 }
+    }
+
     /// Makes the ID of ``objectKey`` and keeps it, unless another thread kept one first.
     @inline(never) private func makeObjectID() -> ManagedObjectID {
         let made = ManagedObjectID(entity: entity, key: objectKey)

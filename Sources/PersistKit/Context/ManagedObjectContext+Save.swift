@@ -168,7 +168,7 @@ extension ManagedObjectContext {
             var rebuilt: [ObjectKey: ManagedObject] = [:]
             rebuilt.reserveCapacity(registered.count)
             for (key, object) in registered {
-                rebuilt[key.isTemporaryID ? object.objectID.key : key] = object
+                rebuilt[key.isTemporaryID ? object.objectKey : key] = object
             }
             registered.replaceAll(with: rebuilt)
         }
@@ -229,7 +229,7 @@ extension ManagedObjectContext {
         var lastEntity: EntityDescription?
         var lastStore: (any PersistentStore)?
         var storeAssignsKeys = false
-        for object in inserted where object.objectID.isTemporaryID {
+        for object in inserted where object.hasTemporaryID {
             if object.entity !== lastEntity {
                 lastEntity = object.entity
                 // A missing store: obtainPermanentIDs(for:) then throws the error that says so.
@@ -398,12 +398,13 @@ extension ManagedObjectContext {
         let deletedIDs = deleted.map(\.objectID)
         parent.onQueue {
             for (row, toManyChanges) in insertedRows {
-                let object = row.objectID.entity.managedObjectClass.init(entity: row.objectID.entity, insertInto: nil)
-                object.objectID = row.objectID
+                let id = row.objectID
+                let object = row.entity.managedObjectClass.init(entity: row.entity, insertInto: nil)
+                object.objectID = id
                 object.values = row.values
                 object.managedObjectContext = parent
                 object._isInserted = true
-                parent.registered[row.objectID] = object
+                parent.registered[id] = object
                 parent.insertedByID[ObjectIdentifier(object)] = object
                 parent.unprocessedInserted.append(object)
                 parent.apply(toManyChanges, to: object)

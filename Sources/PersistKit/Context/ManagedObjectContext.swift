@@ -273,13 +273,15 @@ public final class ManagedObjectContext: @unchecked Sendable {
                                        objectID: objectID)
             }
             // Loading rows registers nothing in this context, so the first lookup still holds.
+            // The row is moved straight into the fault (what fulfillFault(_:) would do with it
+            // as the pending row), rather than stored as its pending row then taken out again.
             if let object = existing {
-                object.pendingRow = row
-                fulfillFault(object)
+                object.fill(with: row)
                 return object
             }
-            let object = registerFault(objectID, row: row)
-            fulfillFault(object)
+            let object = makeFault(objectID)
+            registered[objectID] = object
+            object.fill(with: row)
             return object
         }
     }

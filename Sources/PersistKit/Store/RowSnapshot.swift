@@ -63,6 +63,12 @@ public struct RowSnapshot: Sendable, Hashable {
         @inline(__always) get { madeID }
     }
 
+    /// Whether the row's object has a temporary ID (a new object, not saved yet), read without
+    /// making or retaining an ID: only a row made with an ID can have a temporary one.
+    public var isTemporaryID: Bool {
+        @inline(__always) get { madeID?.isTemporaryID ?? false }
+    }
+
     /// The key a context files the row's object under (``ObjectKey``).
     public var key: ObjectKey {
         @inline(__always) get {

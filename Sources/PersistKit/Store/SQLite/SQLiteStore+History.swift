@@ -107,8 +107,9 @@ extension SQLiteStore: PersistentHistoryStore {
             try record(id, .insert)
         }
         for row in changes.updated {
-            let keys = changes.updatedKeys[row.objectID] ?? row.objectID.entity.slots.filter { !$0.isTransient }.map(\.name)
-            try record(row.objectID, .update, columns: .data(Data(keys.joined(separator: ",").utf8)))
+            let id = row.objectID
+            let keys = changes.updatedKeys[id] ?? row.entity.slots.filter { !$0.isTransient }.map(\.name)
+            try record(id, .update, columns: .data(Data(keys.joined(separator: ",").utf8)))
         }
         for row in changes.deleted {
             try record(row.objectID, .delete, tombstone: Self.tombstone(of: row))
@@ -163,7 +164,7 @@ extension SQLiteStore: PersistentHistoryStore {
     /// or `NULL` when the entity preserves none or the row carries no values.
     private static func tombstone(of row: RowSnapshot) -> StoreValue {
         var object: [String: [String]] = [:]
-        for (slot, property) in row.objectID.entity.slots.enumerated() {
+        for (slot, property) in row.entity.slots.enumerated() {
             guard let attribute = property as? AttributeDescription, attribute.preservesValueInHistoryOnDeletion,
                   slot < row.values.count, let (type, text) = StoreValueText.encode(row.values[slot]) else { continue }
             object[attribute.name] = text.map { [type, $0] } ?? [type]

@@ -131,17 +131,17 @@ extension SQLiteStore: InTransactionKeyAssigning {
             var runStatement: SQLiteStatement?
             for (position, row) in changes.inserted.enumerated() {
                 let assignedID = position < keys.count ? keys[position] : nil
-                let key = assignedID?.primaryKey ?? row.objectID.primaryKey
-                if runEntity !== row.objectID.entity {
+                let key = assignedID?.primaryKey ?? row.primaryKey
+                if runEntity !== row.entity {
                     runStatement?.reset()
-                    let layout = try assignedID == nil ? checkedLayout(row) : layout(of: row.objectID.entity)
+                    let layout = try assignedID == nil ? checkedLayout(row) : layout(of: row.entity)
                     let write = columns(layout)
                     runRoot = keySequence(of: layout)
                     runStatement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: layout.number)) { write.insertSQL }
-                    runEntity = row.objectID.entity
+                    runEntity = row.entity
                     runNumber = Int64(layout.number)
                     runWrite = write
-                } else if assignedID == nil && row.objectID.isTemporaryID {
+                } else if assignedID == nil && row.isTemporaryID {
                     _ = try checkedLayout(row)
                 }
                 guard let statement = runStatement else { continue }
@@ -151,7 +151,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
                 _ = try bindColumns(row, runWrite, to: statement, from: 4)
                 while try statement.step() {}
                 // A key allocated above is within Z_MAX already.
-                if request.inserted[position].objectID.isTemporaryID { continue }
+                if request.inserted[position].isTemporaryID { continue }
                 maxKeyByRoot[runRoot] = max(maxKeyByRoot[runRoot] ?? 0, key)
             }
             runStatement?.reset()
@@ -162,7 +162,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
                 let table = schema.tables[layout.tableIndex]
                 let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.update(entityNumber: layout.number)) { write.updateSQL }
                 let next = try bindColumns(row, write, to: statement, from: 1)
-                try statement.bind(.integer(row.objectID.primaryKey), at: next)
+                try statement.bind(.integer(row.primaryKey), at: next)
                 try statement.bind(.integer(row.version), at: next + 1)
                 while try statement.step() {}
                 statement.reset()
@@ -204,9 +204,9 @@ extension SQLiteStore: InTransactionKeyAssigning {
         var lastEntity: EntityDescription?
         var hasRelationships = false
         for row in rows {
-            if row.objectID.entity !== lastEntity {
-                lastEntity = row.objectID.entity
-                hasRelationships = row.objectID.entity.slots.contains { $0 is RelationshipDescription }
+            if row.entity !== lastEntity {
+                lastEntity = row.entity
+                hasRelationships = row.entity.slots.contains { $0 is RelationshipDescription }
             }
             guard hasRelationships else { continue }
             for value in row.values {
@@ -220,9 +220,9 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// looked up once per run of rows of one entity.
     private static func anyConstrained(_ rows: [RowSnapshot]) -> Bool {
         var lastEntity: EntityDescription?
-        for row in rows where row.objectID.entity !== lastEntity {
-            lastEntity = row.objectID.entity
-            if !EntityRules.of(row.objectID.entity).uniquenessConstraints.isEmpty { return true }
+        for row in rows where row.entity !== lastEntity {
+            lastEntity = row.entity
+            if !EntityRules.of(row.entity).uniquenessConstraints.isEmpty { return true }
         }
         return false
     }
@@ -235,15 +235,15 @@ extension SQLiteStore: InTransactionKeyAssigning {
     private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> [ManagedObjectID?] {
         // The common case: every row new and of one entity (a single insert, or a batch of one
         // kind). One key sequence, no per-root tables.
-        if let first = rows.first, first.objectID.isTemporaryID,
-           rows.allSatisfy({ $0.objectID.entity === first.objectID.entity && $0.objectID.isTemporaryID }) {
-            let entity = first.objectID.entity
+        if let first = rows.first, first.isTemporaryID,
+           rows.allSatisfy({ $0.entity === first.entity && $0.isTemporaryID }) {
+            let entity = first.entity
             let root = keySequence(of: try layout(of: entity))
             var key = try takeKeys(Int64(rows.count), sequence: root, connection)
             var assigned: [ManagedObjectID?] = []
             assigned.reserveCapacity(rows.count)
             for _ in rows.indices {
-                assigned.append(ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: key))
+                assigned.append(ManagedObjectID(entity: entity, store: storeToken, primaryKey: key))
                 key += 1
             }
             return assigned
@@ -256,12 +256,12 @@ extension SQLiteStore: InTransactionKeyAssigning {
         // Counted per run of rows of one entity, added to the dictionary when the run ends.
         var runCount: Int64 = 0
         for row in rows {
-            guard row.objectID.isTemporaryID else { roots.append(-1); continue }
-            if row.objectID.entity !== lastEntity {
+            guard row.isTemporaryID else { roots.append(-1); continue }
+            if row.entity !== lastEntity {
                 if runCount > 0 { countByRoot[lastRoot, default: 0] += runCount }
                 runCount = 0
-                let layout = try layout(of: row.objectID.entity)
-                lastEntity = row.objectID.entity
+                let layout = try layout(of: row.entity)
+                lastEntity = row.entity
                 lastRoot = keySequence(of: layout)
             }
             roots.append(lastRoot)
@@ -285,21 +285,21 @@ extension SQLiteStore: InTransactionKeyAssigning {
                 runRoot = root
                 runKey = nextKeyByRoot[root] ?? 0
             }
-            assigned.append(ManagedObjectID(entity: row.objectID.entity, storeIdentifier: identifier, primaryKey: runKey))
+            assigned.append(ManagedObjectID(entity: row.entity, store: storeToken, primaryKey: runKey))
             runKey += 1
         }
         return assigned
     }
 
     private func checkedLayout(_ row: RowSnapshot) throws -> SQLiteSchema.EntityLayout {
-        guard !row.objectID.isTemporaryID else {
+        guard !row.isTemporaryID else {
             throw PersistenceError(.persistentStoreSave, "an object with a temporary ID cannot be written", objectID: row.objectID)
         }
-        return try layout(of: row.objectID.entity)
+        return try layout(of: row.entity)
     }
 
     private func conflict(_ row: RowSnapshot, _ connection: SQLiteConnection, _ table: SQLiteSchema.Table) -> PersistenceError {
-        let current = try? connection.int64("SELECT \"Z_OPT\" FROM \(SQLiteSchema.quote(table.name)) WHERE \"Z_PK\" = ?", [.integer(row.objectID.primaryKey)])
+        let current = try? connection.int64("SELECT \"Z_OPT\" FROM \(SQLiteSchema.quote(table.name)) WHERE \"Z_PK\" = ?", [.integer(row.primaryKey)])
         let what = current.map { "was changed by another save (version \($0), read at version \(row.version))" }
             ?? "was deleted by another save"
         return PersistenceError(.managedObjectMerge, "optimistic locking failure: \(row.objectID) \(what)", objectID: row.objectID)
@@ -309,9 +309,9 @@ extension SQLiteStore: InTransactionKeyAssigning {
         let layout = try checkedLayout(row)
         let table = schema.tables[layout.tableIndex]
         try connection.execute("DELETE FROM \(SQLiteSchema.quote(table.name)) WHERE \"Z_PK\" = ? AND \"Z_OPT\" = ?",
-                               [.integer(row.objectID.primaryKey), .integer(row.version)])
+                               [.integer(row.primaryKey), .integer(row.version)])
         if connection.changes == 0 { throw conflict(row, connection, table) }
-        let key: [StoreValue] = [.integer(row.objectID.primaryKey)]
+        let key: [StoreValue] = [.integer(row.primaryKey)]
         for join in schema.joinTables {
             if let source = join.relationship.entity, layout.entity.isKind(of: source) {
                 try connection.execute("DELETE FROM \(SQLiteSchema.quote(join.name)) WHERE \(SQLiteSchema.quote(join.sourceColumn)) = ?", key)
