@@ -31,7 +31,7 @@ extension Session {
         // written in front of it once it is the permanent one.
         var afterID: [UInt8] = []
         afterID.reserveCapacity(256)
-        Self.writeObject(object, afterIDTo: &afterID)
+        WireObjectWriter.write(object, afterIDWith: nil, to: &afterID)
         let saveReply: WireReply
         do throws(WireError) {
             saveReply = .encodedSuccess(id: save.id, result: Self.saveResult(try saveCounts(save.body)))
@@ -54,18 +54,6 @@ extension Session {
         result.append(contentsOf: afterID)
         result.append(UInt8(ascii: "}"))
         return [.encodedSuccess(id: insert.id, result: result), saveReply]
-    }
-
-    /// Appends what ``WireObjectWriter/write(_:properties:to:)`` writes for `object` after its
-    /// `id`: `,"entity":…,"version":n,"values":{…}}`.
-    static func writeObject(_ object: ManagedObject, afterIDTo bytes: inout [UInt8]) {
-        JSON.append(",\"entity\":", to: &bytes)
-        JSON.writeString(object.entity.name, to: &bytes)
-        JSON.append(",\"version\":", to: &bytes)
-        JSON.writeInteger(object.storeVersion, to: &bytes)
-        JSON.append(",\"values\":", to: &bytes)
-        WireObjectWriter.writeValues(of: object, entity: object.entity, properties: nil, to: &bytes)
-        bytes.append(UInt8(ascii: "}"))
     }
 
     /// The reply to the write `request`, after the access check (for requests of a batch,

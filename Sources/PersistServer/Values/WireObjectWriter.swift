@@ -10,9 +10,15 @@ enum WireObjectWriter {
     /// Appends `{"id":…,"entity":…,"version":n,"values":{…}}` for `object`, with the
     /// `properties` named (all when `nil`).
     static func write(_ object: ManagedObject, properties: [String]?, to bytes: inout [UInt8]) {
-        let entity = object.entity
         JSON.append("{\"id\":", to: &bytes)
         writeID(object.objectID, to: &bytes)
+        write(object, afterIDWith: properties, to: &bytes)
+    }
+
+    /// Appends what ``write(_:properties:to:)`` writes for `object` after its ID:
+    /// `,"entity":…,"version":n,"values":{…}}` (for a reply whose ID is written later, in front).
+    static func write(_ object: ManagedObject, afterIDWith properties: [String]?, to bytes: inout [UInt8]) {
+        let entity = object.entity
         JSON.append(",\"entity\":", to: &bytes)
         JSON.writeString(entity.name, to: &bytes)
         JSON.append(",\"version\":", to: &bytes)
@@ -149,7 +155,7 @@ enum WireObjectWriter {
 
     /// `{"name":value,…}` for the non-transient properties of `entity` (those in `properties`
     /// when given), in the entity's order.
-    static func writeValues(of object: ManagedObject, entity: EntityDescription, properties: [String]?,
+    private static func writeValues(of object: ManagedObject, entity: EntityDescription, properties: [String]?,
                                     to bytes: inout [UInt8]) {
         guard let properties else { return writeValues(of: object, plan: plan(of: entity), to: &bytes) }
         bytes.append(UInt8(ascii: "{"))
@@ -185,12 +191,18 @@ enum WireObjectWriter {
         switch value {
         case .null:
             JSON.append("null", to: &bytes)
-        case .integer(let integer) where type != .boolean && type != .double && type != .float:
+        case .integer(let integer) where writesDigits(type):
             JSON.writeInteger(integer, to: &bytes)
         case .string(let string):
             JSON.writeString(string, to: &bytes)
         default:
             WireValueCoder.encode(value, type: type).write(to: &bytes)
         }
+    }
+
+    /// Whether an `.integer` value of an attribute of `type` is written as its digits: every
+    /// type but `boolean`, `double` and `float`, whose stored integers ``WireValueCoder`` converts.
+    @inline(__always) static func writesDigits(_ type: AttributeType) -> Bool {
+        type != .boolean && type != .double && type != .float
     }
 }

@@ -59,7 +59,7 @@ final class WireValuePlan: Sendable {
         for index in properties.indices {
             let type = types[index]
             steps.append(Step(nameStart: Int32(nameStarts[index]), nameCount: Int32(nameStarts[index + 1] - nameStarts[index]),
-                              slot: Int32(slots[index]), writesIntegers: type != .boolean && type != .double && type != .float))
+                              slot: Int32(slots[index]), writesIntegers: WireObjectWriter.writesDigits(type)))
         }
         self.steps = steps
         self.entity = entity
