@@ -62,8 +62,14 @@ extension JSON {
             bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value))
             return
         }
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        withDigits(of: value.magnitude) { bytes.append(contentsOf: $0) }
+        // Written by writeInteger(_:at:) into a stack buffer, then appended.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // 24 bytes: room for a sign and 19 digits
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            let start = buffer.bindMemory(to: UInt8.self)
+            // Force-unwrap: the buffer of a 24-byte tuple has a base address.
+            let count = writeInteger(value, at: start.baseAddress!)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: start[..<count]))
+        }
     }
 
     /// The most bytes ``writeInteger(_:at:)`` writes: a sign and 19 digits.
@@ -118,35 +124,6 @@ extension JSON {
             bound &*= 10
         }
         return count
-    }
-
-    /// Calls `body` with the decimal digits of `magnitude`, written two per division from a
-    /// table of the pairs 00 to 99 into a stack buffer.
-    @inline(__always)
-    private static func withDigits<Result>(of magnitude: UInt64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        var magnitude = magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // 24 bytes: room for 20 digits
-        let pairs = digitPairs.utf8Start
-        return withUnsafeMutableBytes(of: &digits) { buffer in
-            var start = 24
-            while magnitude >= 100 {
-                let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
-                magnitude /= 100
-                start &-= 2
-                buffer[start] = pairs[pair]
-                buffer[start &+ 1] = pairs[pair &+ 1]
-            }
-            if magnitude >= 10 {
-                let pair = Int(truncatingIfNeeded: magnitude) &* 2
-                start &-= 2
-                buffer[start] = pairs[pair]
-                buffer[start &+ 1] = pairs[pair &+ 1]
-            } else {
-                start &-= 1
-                buffer[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
-            }
-            return body(UnsafeRawBufferPointer(rebasing: buffer[start...]))
-        }
     }
 
     /// `00`, `01`, … `99`: the two digits of `n` at offset `2 * n`.
