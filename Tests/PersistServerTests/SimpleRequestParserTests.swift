@@ -21,6 +21,9 @@ struct SimpleRequestParserTests {
         #"{"id":-0,"op":"count","entity":"Item"}"#,
         #"{"op":"get","ids":[1,2,-3]}"#,
         #"{"op":"x","a":"","b":"~ !#$%&'()*+,-./:;<=>?@[]^_`{|}"}"#,
+        #"{"op":"insert","entity":"Item","values":{"i0":1}}"#,
+        #"{"id":9,"op":"insert","entity":"Item","values":{"i0":0,"i1":-1,"name":"Duvel","tags":[1,2],"none":[]}}"#,
+        #" { "id" : "u" , "op" : "update" , "values" : { "a" : "x" , "b" : [ "c" ] } , "other" : { } } "#,
     ]
 
     /// Valid lines the fast path declines: the general parser gives their value.
@@ -34,7 +37,10 @@ struct SimpleRequestParserTests {
         #"{"id":99999999999999999999,"op":"get"}"#,
         #"{"id":null,"op":"get"}"#,
         #"{"id":true,"op":"get"}"#,
-        #"{"op":"insert","entity":"Item","values":{"i0":1}}"#,
+        #"{"op":"insert","entity":"Item","values":{"i0":{"deeper":1}}}"#,
+        #"{"op":"insert","entity":"Item","values":{"i0":1.5}}"#,
+        #"{"op":"insert","entity":"Item","values":{"i0":null}}"#,
+        #"{"op":"get","ids":[{"i0":1}]}"#,
         #"{"op":"get","ids":[["nested"]]}"#,
         #"{"op":"get","ids":[null]}"#,
         #"[1,2]"#,
@@ -50,6 +56,9 @@ struct SimpleRequestParserTests {
         #"{"op":"get","ids":["a",]}"#, #"{"op":"get","ids":[,]}"#, #"{"op":"get","ids":["a""b"]}"#,
         #"{"op":"get","op":"get"}"#, #"{"id":1,"id":2}"#, "{\"op\":\"a\u{01}b\"}", #"{"op":"get\"}"#,
         #"{op:"get"}"#, #"{'op':'get'}"#, #"{"op":"\x"}"#, #"{"id":--1}"#, #"{"id":+1}"#,
+        #"{"op":"insert","values":{"a":1,"a":2}}"#, #"{"op":"insert","values":{"a":1}"#, #"{"op":"insert","values":{"a":1,}}"#,
+        #"{"op":"insert","values":{"a"}}"#, #"{"op":"insert","values":{,}}"#, #"{"op":"insert","values":{"a":1}}}"#,
+        #"{"op":"insert","values":{"a":1} x}"#,
     ]
 
     /// The fast path's value of `line`, and the general parser's (`nil` when it throws).
@@ -76,7 +85,7 @@ struct SimpleRequestParserTests {
             #expect(fast == nil || fast == general, "\(line)")
         }
         // Non-flat shapes and numbers it does not decide are declined outright.
-        for line in Self.general.prefix(13) { #expect(Self.both(line).fast == nil, "\(line)") }
+        for line in Self.general.prefix(16) { #expect(Self.both(line).fast == nil, "\(line)") }
     }
 
     @Test("malformed lines are declined, and decoding reports the general parser's error")

@@ -1,9 +1,11 @@
-/// Parses the common shape of a request line — one flat object whose values are integers,
-/// plain strings, or arrays of those, as in `{"id":7,"op":"get","ids":["x-coredata://…/p1"]}`
-/// — straight from the line's bytes, into the same ``JSON`` value ``JSONParser`` gives.
+/// Parses the common shape of a request line — one object whose values are integers, plain
+/// strings, arrays of those, or objects of those (one level down), as in
+/// `{"id":7,"op":"get","ids":["x-coredata://…/p1"]}` or
+/// `{"id":8,"op":"insert","entity":"Item","values":{"i0":0,"name":"Duvel"}}` — straight from
+/// the line's bytes, into the same ``JSON`` value ``JSONParser`` gives.
 ///
 /// Anything else (escapes, non-ASCII bytes, numbers with a fraction or exponent or more than 18
-/// digits, booleans, nulls, nested objects, duplicate keys, any syntax error) gives `nil`, and
+/// digits, booleans, nulls, objects nested deeper, duplicate keys, any syntax error) gives `nil`, and
 /// the line goes to ``JSONParser``, which parses it in full or reports exactly what is wrong.
 /// So a line this parser accepts is one ``JSONParser`` accepts with an equal value (the tests
 /// check both on every shape), and the error replies stay the general parser's.
@@ -12,19 +14,24 @@ enum SimpleRequestParser {
     static func parse(_ line: [UInt8]) -> JSON? {
         line.withUnsafeBufferPointer { bytes in
             var cursor = ByteCursor(bytes: bytes)
-            return cursor.object()
+            guard let value = cursor.object(nested: false) else { return nil }
+            cursor.skipWhitespace()
+            // (`JSON` is a nil literal itself, `.null`: the decline is spelled out.)
+            guard cursor.atEnd else { return JSON?.none }
+            return value
         }
     }
 }
 
 /// The shape ``SimpleRequestParser`` reads, over ``ByteCursor``'s pieces.
 private extension ByteCursor {
-    /// The whole line: one object, whitespace around it.
-    mutating func object() -> JSON? {
+    /// An object, whitespace before it: the whole line's (`nested` false), whose members may be
+    /// objects themselves, or a member's (`nested` true), whose members may not.
+    mutating func object(nested: Bool) -> JSON? {
         skipWhitespace()
         guard take(UInt8(ascii: "{")) else { return nil }
         var members: [JSON.Member] = []
-        members.reserveCapacity(4)
+        members.reserveCapacity(nested ? 16 : 4)
         skipWhitespace()
         if !take(UInt8(ascii: "}")) {
             while true {
@@ -35,7 +42,9 @@ private extension ByteCursor {
                 skipWhitespace()
                 guard take(UInt8(ascii: ":")) else { return nil }
                 skipWhitespace()
-                guard let value = value() else { return nil }
+                // A member's object, at the top level only (an insert's or update's `values`).
+                let value = !nested && current == UInt8(ascii: "{") ? object(nested: true) : value()
+                guard let value else { return nil }
                 members.append(JSON.Member(key, value))
                 skipWhitespace()
                 if take(UInt8(ascii: ",")) { continue }
@@ -43,8 +52,7 @@ private extension ByteCursor {
                 return nil
             }
         }
-        skipWhitespace()
-        return atEnd ? .object(members) : nil
+        return .object(members)
     }
 
     /// A member's value: a scalar, or an array of scalars.

@@ -17,6 +17,9 @@ struct SQLiteHistoryStrings {
     /// The most strings kept: more distinct authors and context names than this (a daemon
     /// naming each connection's context) start the table again rather than grow it forever.
     static let limit = 1024
+    /// What the history statements have bound (see ``SQLiteHistoryBindings``): dropped with
+    /// the pending keys at a rollback, as a bound key may be one of them.
+    private var bindings = SQLiteHistoryBindings()
 
     /// The key of `text`, if a committed transaction saw it (or the one in progress did).
     func key(of text: String) -> Int64? {
@@ -40,5 +43,19 @@ struct SQLiteHistoryStrings {
     /// name rows that do not exist.
     mutating func rollBack() {
         if !pending.isEmpty { pending = [:] }
+        bindings = SQLiteHistoryBindings()
+    }
+
+    /// Takes what the history statements have bound, leaving nothing known until
+    /// ``keepBindings(_:)`` puts it back (a history write that throws part-way does not).
+    mutating func takeBindings() -> SQLiteHistoryBindings {
+        var taken = SQLiteHistoryBindings()
+        swap(&taken, &bindings)
+        return taken
+    }
+
+    /// Keeps what the history statements have bound, after a history write that did not throw.
+    mutating func keepBindings(_ kept: SQLiteHistoryBindings) {
+        bindings = kept
     }
 }

@@ -60,29 +60,28 @@ extension SQLiteStore: PersistentHistoryStore {
     /// SQLite transaction; returns the transaction's number. `insertedIDs`, when not empty,
     /// holds the permanent IDs of the inserted rows by position (`nil`: the row's own ID), for
     /// a request that still carries temporary ones.
+    ///
+    /// Both `INSERT`s are prepared once per connection and keep their bindings from save to
+    /// save (``SQLiteHistoryBindings``): only values that changed are bound again, and the
+    /// author's and context name's keys are looked up only when the text differs from the one
+    /// bound.
     func recordHistory(_ changes: StoreSaveRequest, _ connection: SQLiteConnection,
                        insertedIDs: [ManagedObjectID?] = []) throws -> Int64 {
-        // Prepared once per connection, found by an integer key (no SQL text hashed per save).
-        let transaction = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyTransaction) {
-            """
-            INSERT INTO "ATRANSACTION" ("Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP") \
-            VALUES (?, 1, ?, ?, ?, ?, ?)
-            """
-        }
-        try transaction.bind(.integer(Self.transactionEntityNumber), at: 1)
-        try transaction.bind(try stringKey(changes.transactionAuthor, connection), at: 2)
-        try transaction.bind(try stringKey(Self.processInfo.bundleID, connection), at: 3)
-        try transaction.bind(try stringKey(changes.contextName, connection), at: 4)
-        try transaction.bind(try stringKey(Self.processInfo.processID, connection), at: 5)
-        try transaction.bind(.double(Date().timeIntervalSinceReferenceDate), at: 6)
-        while try transaction.step() {}
-        transaction.reset()
-        let number = connection.lastInsertRowID
-        let insertChange = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyChange) {
-            """
-            INSERT INTO "ACHANGE" ("Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS", "ZTOMBSTONE") \
-            VALUES (?, 1, ?, ?, ?, ?, ?, ?)
-            """
+        // Taken out while bound and stepped; put back only if nothing threw on the way (a
+        // half-bound statement's bindings are not known).
+        var bindings = connection.historyStrings.takeBindings()
+        let number = try recordTransaction(changes, connection, &bindings)
+        let insertChange: SQLiteStatement
+        if let held = bindings.change {
+            insertChange = held
+        } else {
+            insertChange = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyChange) {
+                """
+                INSERT INTO "ACHANGE" ("Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS", "ZTOMBSTONE") \
+                VALUES (\(Self.changeEntityNumber), 1, ?, ?, ?, ?, ?, ?)
+                """
+            }
+            bindings.change = insertChange
         }
         // Rows of one entity come together: its number is looked up once per run.
         var lastEntity: EntityDescription?
@@ -92,15 +91,32 @@ extension SQLiteStore: PersistentHistoryStore {
                 lastEntity = id.entity
                 lastEntityNumber = schema.layout(of: id.entity).map { Int64($0.number) } ?? 0
             }
-            try insertChange.bind(.integer(Self.changeEntityNumber), at: 1)
-            try insertChange.bind(.integer(Int64(type.rawValue)), at: 2)
-            try insertChange.bind(.integer(lastEntityNumber), at: 3)
-            try insertChange.bind(.integer(id.primaryKey), at: 4)
-            try insertChange.bind(.integer(number), at: 5)
-            try insertChange.bind(columns, at: 6)
-            try insertChange.bind(tombstone, at: 7)
+            let typeNumber = Int64(type.rawValue)
+            if bindings.changeType != typeNumber {
+                try insertChange.bind(.integer(typeNumber), at: 1)
+                bindings.changeType = typeNumber
+            }
+            if bindings.changeEntity != lastEntityNumber {
+                try insertChange.bind(.integer(lastEntityNumber), at: 2)
+                bindings.changeEntity = lastEntityNumber
+            }
+            try insertChange.bind(.integer(id.primaryKey), at: 3)
+            if bindings.changeTransaction != number {
+                try insertChange.bind(.integer(number), at: 4)
+                bindings.changeTransaction = number
+            }
+            let columnsNull = columns.isNull
+            if !(columnsNull && bindings.columnsNull) {
+                try insertChange.bind(columns, at: 5)
+                bindings.columnsNull = columnsNull
+            }
+            let tombstoneNull = tombstone.isNull
+            if !(tombstoneNull && bindings.tombstoneNull) {
+                try insertChange.bind(tombstone, at: 6)
+                bindings.tombstoneNull = tombstoneNull
+            }
             while try insertChange.step() {}
-            insertChange.reset()
+            insertChange.resetKeepingBindings()
         }
         for (position, row) in changes.inserted.enumerated() {
             let id = position < insertedIDs.count ? insertedIDs[position] ?? row.objectID : row.objectID
@@ -117,16 +133,55 @@ extension SQLiteStore: PersistentHistoryStore {
         // Objects whose to-many relationships changed but which are not in `updated` (the
         // context sends both sides of a relationship; only one may have a row change).
         // (With to-many changes the request's IDs are all permanent: it was remapped.)
-        guard !changes.toManyChanges.isEmpty else { return number }
-        let written = Set(changes.updated.map(\.objectID)).union(changes.inserted.map(\.objectID)).union(changes.deleted.map(\.objectID))
-        var extra: [ManagedObjectID: Set<String>] = [:]
-        for change in changes.toManyChanges where !written.contains(change.source) {
-            extra[change.source, default: []].insert(change.relationship.name)
+        if !changes.toManyChanges.isEmpty {
+            let written = Set(changes.updated.map(\.objectID)).union(changes.inserted.map(\.objectID)).union(changes.deleted.map(\.objectID))
+            var extra: [ManagedObjectID: Set<String>] = [:]
+            for change in changes.toManyChanges where !written.contains(change.source) {
+                extra[change.source, default: []].insert(change.relationship.name)
+            }
+            for (id, names) in extra.sorted(by: { ($0.key.entity.name, $0.key.primaryKey) < ($1.key.entity.name, $1.key.primaryKey) }) {
+                try record(id, .update, columns: .data(Data(names.sorted().joined(separator: ",").utf8)))
+            }
         }
-        for (id, names) in extra.sorted(by: { ($0.key.entity.name, $0.key.primaryKey) < ($1.key.entity.name, $1.key.primaryKey) }) {
-            try record(id, .update, columns: .data(Data(names.sorted().joined(separator: ",").utf8)))
-        }
+        connection.historyStrings.keepBindings(bindings)
         return number
+    }
+
+    /// Inserts the `ATRANSACTION` row of `changes` and returns its number, binding only what
+    /// differs from what `bindings` says is bound.
+    private func recordTransaction(_ changes: StoreSaveRequest, _ connection: SQLiteConnection,
+                                   _ bindings: inout SQLiteHistoryBindings) throws -> Int64 {
+        let transaction: SQLiteStatement
+        if let held = bindings.transaction {
+            transaction = held
+        } else {
+            transaction = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyTransaction) {
+                """
+                INSERT INTO "ATRANSACTION" ("Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP") \
+                VALUES (\(Self.transactionEntityNumber), 1, ?, ?, ?, ?, ?)
+                """
+            }
+            bindings.transaction = transaction
+        }
+        // A string's key is looked up before the statement is touched: the look-up may run
+        // statements of its own, none of them this one.
+        if bindings.author != .some(changes.transactionAuthor) {
+            try transaction.bind(try stringKey(changes.transactionAuthor, connection), at: 1)
+            bindings.author = .some(changes.transactionAuthor)
+        }
+        if !bindings.processBound {
+            try transaction.bind(try stringKey(Self.processInfo.bundleID, connection), at: 2)
+            try transaction.bind(try stringKey(Self.processInfo.processID, connection), at: 4)
+            bindings.processBound = true
+        }
+        if bindings.contextName != .some(changes.contextName) {
+            try transaction.bind(try stringKey(changes.contextName, connection), at: 3)
+            bindings.contextName = .some(changes.contextName)
+        }
+        try transaction.bind(.double(Date().timeIntervalSinceReferenceDate), at: 5)
+        while try transaction.step() {}
+        transaction.resetKeepingBindings()
+        return connection.lastInsertRowID
     }
 
     /// The `Z_PK` in `ATRANSACTIONSTRING` of `text` (`NULL` for `nil`), adding it when missing.
