@@ -182,8 +182,22 @@ extension Session {
     /// Every value of `members` converted for its property, checked before anything is set.
     func decodeValues(_ members: [JSON.Member], entity: EntityDescription) throws(WireError) -> [(String, Any?)] {
         var result: [(String, Any?)] = []
+        result.reserveCapacity(members.count)
+        // Clients usually write values in the model's order: each key is first compared with
+        // the name of the next slot, which costs less than hashing it. A property's name is
+        // unique among an entity's own and inherited properties (the model's validation, run
+        // before a coordinator opens it), so a slot of that name is the property
+        // `checkProperty` finds.
+        let slots = entity.slots
+        var next = 0
         for member in members {
-            let property = try entity.checkProperty(member.key)
+            let property: PropertyDescription
+            if next < slots.count, slots[next].name == member.key {
+                property = slots[next]
+            } else {
+                property = try entity.checkProperty(member.key)
+            }
+            next += 1
             result.append((member.key, try WireValueCoder.decode(member.value, for: property, of: entity,
                                                                  in: context, coordinator: state.coordinator)))
         }
