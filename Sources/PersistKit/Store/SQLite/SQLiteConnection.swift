@@ -88,6 +88,8 @@ public final class SQLiteConnection {
         guard !isClosed else { return }
         singleRowStatements.removeAll()
         cache.removeAll()
+        // The history statements it holds (SQLiteHistoryBindings) go with the cached ones.
+        historyStrings.rollBack()
         let code = sqlite3_close_v2(handle)
         guard code == SQLITE_OK else { throw lastError(code: code) }
         isClosed = true
