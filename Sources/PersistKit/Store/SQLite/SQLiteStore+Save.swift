@@ -221,13 +221,14 @@ extension SQLiteStore: InTransactionKeyAssigning {
     private static func anyTemporaryReference(_ rows: [RowSnapshot]) -> Bool {
         var lastEntity: EntityDescription?
         var hasRelationships = false
-        for row in rows {
-            if row.entity !== lastEntity {
-                lastEntity = row.entity
-                hasRelationships = EntityRules.of(row.entity).hasToOne
+        // By index: a row copied out of the array per iteration retains and releases its parts.
+        for index in rows.indices {
+            if rows[index].entity !== lastEntity {
+                lastEntity = rows[index].entity
+                hasRelationships = lastEntity.map { EntityRules.of($0).hasToOne } ?? false
             }
             guard hasRelationships else { continue }
-            for value in row.values {
+            for value in rows[index].values {
                 if case .object(let id) = value, id.isTemporaryID { return true }
             }
         }
@@ -238,9 +239,11 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// looked up once per run of rows of one entity.
     private static func anyConstrained(_ rows: [RowSnapshot]) -> Bool {
         var lastEntity: EntityDescription?
-        for row in rows where row.entity !== lastEntity {
-            lastEntity = row.entity
-            if !EntityRules.of(row.entity).uniquenessConstraints.isEmpty { return true }
+        // By index, as in anyTemporaryReference(_:).
+        for index in rows.indices where rows[index].entity !== lastEntity {
+            let entity = rows[index].entity
+            lastEntity = entity
+            if !EntityRules.of(entity).uniquenessConstraints.isEmpty { return true }
         }
         return false
     }
