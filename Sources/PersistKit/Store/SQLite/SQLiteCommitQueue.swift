@@ -18,7 +18,7 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     // leader's broadcast, under `condition`.
 
     /// One write waiting for, or taking part in, a group.
-    class Write {
+    final class Write {
         /// Runs the write's statements on the connection, inside the group's transaction;
         /// cleared by the write's own thread once its group ran (the closure does not outlive
         /// the call that submitted it).
@@ -33,36 +33,6 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         init(what: String, body: @escaping (SQLiteConnection) throws -> Void) {
             self.what = what
             self.body = body
-        }
-
-        /// A write whose statements are ``run(_:)`` (a subclass's).
-        init(what: String) {
-            self.what = what
-        }
-
-        /// Runs the write's statements on the connection, inside the group's transaction.
-        func run(_ connection: SQLiteConnection) throws {
-            try body?(connection)
-        }
-    }
-
-    /// A write that keeps what its statements return: one object per write, where a closure
-    /// storing into a variable of the submitting call needed that variable boxed and the
-    /// closure's context allocated as well.
-    final class ResultWrite<Result>: Write {
-        /// The statements, returning the write's result; cleared as ``Write/body`` is.
-        var produce: ((SQLiteConnection) throws -> Result)?
-        /// What the last run of ``produce`` returned (a group retried runs it again).
-        var result: Result?
-
-        init(what: String, produce: @escaping (SQLiteConnection) throws -> Result) {
-            self.produce = produce
-            super.init(what: what)
-        }
-
-        override func run(_ connection: SQLiteConnection) throws {
-            guard let produce else { return }
-            result = try produce(connection)
         }
     }
 

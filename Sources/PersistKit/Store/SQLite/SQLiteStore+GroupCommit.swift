@@ -15,16 +15,13 @@ extension SQLiteStore {
     /// has to be retried (another process held the write lock); its last run counts. SQLite
     /// errors become ``PersistenceError``s saying `what` failed.
     func inGroupCommit<T>(_ what: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        var result: T?
         // The closure only waits in the queue while this call waits for its group, and is
-        // cleared (with the result) before the call returns.
-        let result: T? = try withoutActuallyEscaping(body) { body in
-            let write = SQLiteCommitQueue.ResultWrite(what: what, produce: body)
-            defer {
-                write.produce = nil
-                write.result = nil
-            }
+        // cleared before the call returns.
+        try withoutActuallyEscaping(body) { body in
+            let write = SQLiteCommitQueue.Write(what: what) { connection in result = try body(connection) }
+            defer { write.body = nil }
             try commitQueue.submit(write) { group in commitGroup(group) }
-            return write.result
         }
         guard let result else {
             // Cannot happen: a write without failure ran its body to the end in the committed group.
@@ -50,7 +47,7 @@ extension SQLiteStore {
                     try connection.inTransaction(.immediate) {
                         if group.count == 1 {
                             // Alone, a write needs no savepoint: its failure rolls the transaction back.
-                            try group[0].run(connection)
+                            try group[0].body?(connection)
                             return
                         }
                         // Prepared once per connection, found by integer keys.
@@ -60,7 +57,7 @@ extension SQLiteStore {
                         for write in group {
                             try run(SQLiteWriteStatementKey.savepoint, #"SAVEPOINT "persist_write""#)
                             do {
-                                try write.run(connection)
+                                try write.body?(connection)
                                 try run(SQLiteWriteStatementKey.releaseSavepoint, #"RELEASE "persist_write""#)
                             } catch {
                                 // The whole transaction is gone (SQLITE_FULL and the like), or the
