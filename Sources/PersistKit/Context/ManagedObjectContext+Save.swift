@@ -62,12 +62,26 @@ extension ManagedObjectContext {
         for object in inserted { collect { try object.validateForInsert() } }
         for object in updated { collect { try object.validateForUpdate() } }
         for object in deleted { collect { try object.validateForDelete() } }
-        collect { try validateUniqueness(of: inserted + updated) }
+        // Most entities have no uniqueness constraint: the two lists are then not even joined.
+        if Self.anyUniquenessConstrained(inserted) || Self.anyUniquenessConstrained(updated) {
+            collect { try validateUniqueness(of: updated.isEmpty ? inserted : inserted + updated) }
+        }
         if errors.count == 1 { throw errors[0] }
         if errors.count > 1 {
             throw PersistenceError(.validationMultipleErrors, "\(errors.count) validation errors; nothing was saved",
                                    detailedErrors: errors)
         }
+    }
+
+    /// Whether an object of `objects` is of an entity with uniqueness constraints (its own or
+    /// inherited), looked up once per run of objects of one entity.
+    static func anyUniquenessConstrained(_ objects: [ManagedObject]) -> Bool {
+        var lastEntity: EntityDescription?
+        for object in objects where object.entity !== lastEntity {
+            lastEntity = object.entity
+            if !EntityRules.of(object.entity).uniquenessConstraints.isEmpty { return true }
+        }
+        return false
     }
 
     /// Checks each uniqueness constraint among the objects being saved and against the store.
@@ -269,7 +283,8 @@ extension ManagedObjectContext {
             }
         }
         // Conflict resolution only ever drops inserted objects: the same count is the same set.
-        didCommit(inserted: plan.inserted, updated: plan.updated, deleted: plan.deleted + plan.alreadyDeleted, versionBump: true,
+        didCommit(inserted: plan.inserted, updated: plan.updated,
+                  deleted: plan.alreadyDeleted.isEmpty ? plan.deleted : plan.deleted + plan.alreadyDeleted, versionBump: true,
                   insertedSet: plan.inserted.count == inserted.count ? insertedSet : nil)
         forgetVanished(plan.vanished)
     }
@@ -280,36 +295,36 @@ extension ManagedObjectContext {
         var writes = StoreWrites(author: transactionAuthor, contextName: name, known: known)
         for object in plan.inserted {
             let index = try writes.index(for: object.entity, in: self)
-            writes.requests[index].inserted.append(object.storeRow(version: 0))
-            writes.insertedObjects[index].append(object)
-            if !object.toMany.isEmpty { writes.requests[index].toManyChanges += object.toManyChanges() }
+            writes[index].request.inserted.append(object.storeRow(version: 0))
+            writes[index].insertedObjects.append(object)
+            if !object.toMany.isEmpty { writes[index].request.toManyChanges += object.toManyChanges() }
         }
         for object in plan.updated {
             let index = try writes.index(for: object.entity, in: self)
             if plan.reinserted.contains(ObjectIdentifier(object)) {
-                writes.requests[index].inserted.append(object.storeRow(version: 0))
-                writes.insertedObjects[index].append(object)
+                writes[index].request.inserted.append(object.storeRow(version: 0))
+                writes[index].insertedObjects.append(object)
             } else {
-                writes.requests[index].updated.append(object.storeRow(version: object.committed?.version ?? 0))
+                writes[index].request.updated.append(object.storeRow(version: object.committed?.version ?? 0))
                 let slots = object.entity.slots
-                writes.requests[index].updatedKeys[object.objectID] = object.changedSlots.sorted().compactMap { $0 < slots.count ? slots[$0].name : nil }
+                writes[index].request.updatedKeys[object.objectID] = object.changedSlots.sorted().compactMap { $0 < slots.count ? slots[$0].name : nil }
                     + object.toMany.filter { $0.value.hasChanges }.keys.sorted()
             }
-            writes.requests[index].toManyChanges += object.toManyChanges()
+            writes[index].request.toManyChanges += object.toManyChanges()
         }
         for object in plan.deleted where !object.objectID.isTemporaryID {
             object.willAccessValue()
             let index = try writes.index(for: object.entity, in: self)
-            writes.requests[index].deleted.append(RowSnapshot(objectID: object.objectID, version: object.committed?.version ?? 0,
-                                                              values: object.committed?.values ?? []))
+            writes[index].request.deleted.append(RowSnapshot(objectID: object.objectID, version: object.committed?.version ?? 0,
+                                                             values: object.committed?.values ?? []))
         }
-        for index in writes.stores.indices where !writes.requests[index].isEmpty {
-            let store = writes.stores[index]
-            if let assigning = Self.keyAssigning(store) {
+        try writes.forEachEntry { entry in
+            guard !entry.request.isEmpty else { return }
+            if let assigning = Self.keyAssigning(entry.store) {
                 // The new objects' permanent IDs, valid now that the store committed them.
-                remapIDs(of: writes.insertedObjects[index], to: try assigning.saveAssigningKeys(writes.requests[index]))
+                remapIDs(of: entry.insertedObjects, to: try assigning.saveAssigningKeys(entry.request))
             } else {
-                try store.save(writes.requests[index])
+                try entry.store.save(entry.request)
             }
         }
     }
@@ -467,13 +482,25 @@ extension ManagedObject {
 /// in row order. A value type whose lookup is a method, not a closure over local variables:
 /// variables a closure captures and changes are boxed and checked for exclusive access at
 /// run time on every use.
+///
+/// The first store's entry is held inline: a save to one store (the common case) makes no
+/// arrays of stores and requests, which cost more to allocate and free than the rest of the
+/// bookkeeping of a one-object save.
 struct StoreWrites {
-    var stores: [any PersistentStore] = []
-    var requests: [StoreSaveRequest] = []
-    var insertedObjects: [[ManagedObject]] = []
+    /// One store's request, with the objects of its inserted rows in row order.
+    struct Entry {
+        let store: any PersistentStore
+        var request: StoreSaveRequest
+        var insertedObjects: [ManagedObject] = []
+    }
+
+    /// The entry of the first store looked up (index 0).
+    private var first: Entry?
+    /// The entries of the other stores (index 1 and on).
+    private var others: [Entry] = []
     let author: String?
     let contextName: String?
-    /// The entity last looked up and its request: objects come grouped by entity more often than not.
+    /// The entity last looked up and its entry: objects come grouped by entity more often than not.
     private var lastEntity: EntityDescription?
     private var lastIndex = 0
     /// An entity whose store the save looked up already, in the same save.
@@ -491,21 +518,50 @@ struct StoreWrites {
         self.known = known
     }
 
-    /// The index of the request for `entity`'s store, added when the store has none yet.
+    /// The entry at `index`, as ``index(for:in:)`` returned it.
+    subscript(index: Int) -> Entry {
+        get {
+            // `first` exists once an index was handed out (index 0 is made first).
+            index == 0 ? first! : others[index - 1]
+        }
+        _modify {
+            if index == 0 {
+                // As in the getter: index 0 is handed out only once `first` is set.
+                yield &first!
+            } else {
+                yield &others[index - 1]
+            }
+        }
+    }
+
+    /// Runs `body` on every entry, in the order their stores were first looked up (with no
+    /// array made for a single entry).
+    func forEachEntry(_ body: (Entry) throws -> Void) rethrows {
+        guard let first else { return }
+        try body(first)
+        for entry in others { try body(entry) }
+    }
+
+    /// The index of the entry for `entity`'s store, added when the store has none yet.
     mutating func index(for entity: EntityDescription, in context: ManagedObjectContext) throws -> Int {
         if entity === lastEntity { return lastIndex }
         let store = try known.flatMap { $0.entity === entity ? $0.store : nil } ?? context.rootStore(for: entity)
         let index: Int
-        if let known = stores.firstIndex(where: { $0 === store }) {
-            index = known
+        if let first, first.store === store {
+            index = 0
+        } else if let known = others.firstIndex(where: { $0.store === store }) {
+            index = known + 1
         } else {
-            stores.append(store)
             var request = StoreSaveRequest()
             request.transactionAuthor = author
             request.contextName = contextName
-            requests.append(request)
-            insertedObjects.append([])
-            index = stores.count - 1
+            if first == nil {
+                first = Entry(store: store, request: request)
+                index = 0
+            } else {
+                others.append(Entry(store: store, request: request))
+                index = others.count
+            }
         }
         lastEntity = entity
         lastIndex = index

@@ -17,7 +17,11 @@ import Foundation
 /// `.mainQueue` context runs on a serial queue of its own, like a private-queue context; the
 /// concurrency type is kept so Core Data code reads the same, and marks the context meant for
 /// the program's main flow (the container's ``PersistentContainer/viewContext``).
-public final class ManagedObjectContext: @unchecked Sendable {
+///
+/// Like Core Data's, the class is an `NSObject` subclass: its notifications are posted with the
+/// context as their object, and Foundation finds an `NSObject`-typed object's identity at once
+/// (see ``notificationSender``), where a plain Swift class costs it several dynamic casts per post.
+public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     // @unchecked Sendable: the mutable state below (`registered`, the change sets, objects'
     // values) is touched only on `queue` — every entry point goes through `onQueue` — and the
     // settings that other threads read are in the `settings` lock.
@@ -68,6 +72,7 @@ public final class ManagedObjectContext: @unchecked Sendable {
         self.concurrencyType = concurrencyType
         let label = concurrencyType == .mainQueue ? "PersistKit.context.main" : "PersistKit.context.private"
         self.queue = DispatchQueue(label: label)
+        super.init()
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
     }
 

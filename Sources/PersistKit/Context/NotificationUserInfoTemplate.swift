@@ -59,7 +59,7 @@ struct NotificationUserInfoTemplate {
         userInfo.values[indices[1]] = second
         userInfo.values[indices[2]] = third
         if let fourth { userInfo.values[indices[3]] = fourth }
-        NotificationCenter.default.post(name: name, object: object, userInfo: userInfo)
+        NotificationCenter.default.post(name: name, object: object.notificationSender, userInfo: userInfo)
         for index in indices { userInfo.values[index] = () }
         returnThreadCopy(userInfo)
     }

@@ -16,8 +16,19 @@ struct SQLiteFileIdentity: Equatable, Sendable, CustomStringConvertible {
     /// The identity of the file at `path` now, or `nil` when there is none (or it cannot be
     /// examined). Follows symbolic links, as SQLite's own `open` does.
     static func of(_ path: String) -> SQLiteFileIdentity? {
+        of(cString: path.utf8CString)
+    }
+
+    /// ``of(_:)`` for a path already converted to a C string (`String.utf8CString`): a path
+    /// looked at again and again is converted once, not at every call.
+    static func of(cString path: ContiguousArray<CChar>) -> SQLiteFileIdentity? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        let found = path.withUnsafeBufferPointer { buffer in
+            // Never nil: utf8CString ends with a NUL, so the buffer is not empty.
+            guard let base = buffer.baseAddress else { return false }
+            return stat(base, &info) == 0
+        }
+        guard found else { return nil }
         return SQLiteFileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 

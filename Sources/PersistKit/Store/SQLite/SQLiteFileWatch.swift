@@ -23,6 +23,10 @@ final class SQLiteFileWatch: Sendable {
 
     /// The store file's path.
     let path: String
+    /// `path` and `path` followed by `-wal`, as C strings made once: ``check(_:)`` looks at
+    /// both before every write.
+    private let pathCString: ContiguousArray<CChar>
+    private let walPathCString: ContiguousArray<CChar>
     /// Whether the store is in WAL mode, so its `-wal` file is watched too.
     let watchesWAL: Bool
     private let state: Locked<State>
@@ -30,8 +34,11 @@ final class SQLiteFileWatch: Sendable {
     /// Records the identities of `path` and, when `watchesWAL`, of `path-wal` now.
     init(path: String, watchesWAL: Bool) {
         self.path = path
+        self.pathCString = path.utf8CString
+        self.walPathCString = (path + "-wal").utf8CString
         self.watchesWAL = watchesWAL
-        state = Locked(State(store: SQLiteFileIdentity.of(path), wal: watchesWAL ? SQLiteFileIdentity.of(path + "-wal") : nil))
+        state = Locked(State(store: SQLiteFileIdentity.of(cString: pathCString),
+                             wal: watchesWAL ? SQLiteFileIdentity.of(cString: walPathCString) : nil))
     }
 
     /// The error writes throw, once the files were found changed.
@@ -44,17 +51,17 @@ final class SQLiteFileWatch: Sendable {
         let problem: String? = try state.withLock { state in
             if let failure = state.failure { throw failure }
             guard let opened = state.store else {
-                state.store = SQLiteFileIdentity.of(path)
+                state.store = SQLiteFileIdentity.of(cString: pathCString)
                 return nil
             }
-            guard let now = SQLiteFileIdentity.of(path) else {
+            guard let now = SQLiteFileIdentity.of(cString: pathCString) else {
                 return "the store file was deleted or moved away while it was open"
             }
             if now != opened {
                 return "the store file was replaced by another file while it was open (device:inode \(opened) is now \(now))"
             }
             guard watchesWAL else { return nil }
-            let wal = SQLiteFileIdentity.of(path + "-wal")
+            let wal = SQLiteFileIdentity.of(cString: walPathCString)
             guard let recorded = state.wal else {
                 state.wal = wal
                 return nil

@@ -42,6 +42,37 @@ extension SQLiteStore: InTransactionKeyAssigning {
         return columns
     }
 
+    /// What writing rows of one entity needs, worked out once per entity for the store's life
+    /// (the schema does not change): looking up the layout (by entity name), the key sequence
+    /// (by the root's name) and the columns at every save cost more than binding the row.
+    final class EntityWritePlan: Sendable {
+        /// The entity the plan was made for; kept, so the identity the cache is keyed by
+        /// cannot be reused by another entity.
+        let entity: EntityDescription
+        let layout: SQLiteSchema.EntityLayout
+        /// See ``SQLiteStore/keySequence(of:)``.
+        let keySequence: Int
+        let columns: WriteColumns
+
+        init(entity: EntityDescription, layout: SQLiteSchema.EntityLayout, keySequence: Int, columns: WriteColumns) {
+            self.entity = entity
+            self.layout = layout
+            self.keySequence = keySequence
+            self.columns = columns
+        }
+    }
+
+    /// The write plan of `entity`, made on first use; throws when the store does not hold the
+    /// entity (as ``layout(of:)``).
+    func writePlan(for entity: EntityDescription) throws -> EntityWritePlan {
+        let key = ObjectIdentifier(entity)
+        if let known = writePlans.withLock({ $0[key] }) { return known }
+        let layout = try layout(of: entity)
+        let plan = EntityWritePlan(entity: entity, layout: layout, keySequence: keySequence(of: layout), columns: writeColumns(layout))
+        writePlans.withLock { $0[key] = $0[key] ?? plan }
+        return plan
+    }
+
     /// Binds `row`'s column values to `statement`'s parameters from `firstIndex` on, as
     /// `columns` lays them out; returns the next parameter index.
     private func bindColumns(_ row: RowSnapshot, _ columns: WriteColumns, to statement: SQLiteStatement, from firstIndex: Int32) throws -> Int32 {
@@ -109,56 +140,43 @@ extension SQLiteStore: InTransactionKeyAssigning {
             let remaps = !assigned.isEmpty && needsRemappedRequest(request)
             let changes = remaps ? request.remapped(assigned) : request
             let keys = remaps ? [] : assigned
-            // Built once per entity for the store's life (the schema does not change).
-            func columns(_ layout: SQLiteSchema.EntityLayout) -> WriteColumns {
-                if let known = writeColumnsCache.withLock({ $0[layout.number] }) { return known }
-                let computed = writeColumns(layout)
-                writeColumnsCache.withLock { $0[layout.number] = computed }
-                return computed
-            }
 
             for row in changes.deleted { try delete(row, connection) }
 
             var maxKeyByRoot: [Int: Int64] = [:]
-            // Rows of one entity come together: its layout, columns and prepared INSERT are
-            // looked up once per run of rows, and each row's values are bound in place.
-            // The run's parts are separate locals: copying them out of one optional tuple per row
-            // retained and released every array of its columns.
-            var runEntity: EntityDescription?
-            var runNumber: Int64 = 0
-            var runRoot = 0
-            var runWrite = WriteColumns(names: [], values: [])
+            // Rows of one entity come together: its write plan and prepared INSERT are looked up
+            // once per run of rows, and each row's values are bound in place.
+            var runPlan: EntityWritePlan?
             var runStatement: SQLiteStatement?
             for (position, row) in changes.inserted.enumerated() {
                 let assignedID = position < keys.count ? keys[position] : nil
                 let key = assignedID?.primaryKey ?? row.primaryKey
-                if runEntity !== row.entity {
+                if assignedID == nil && row.isTemporaryID { throw temporaryRowError(row) }
+                if runPlan?.entity !== row.entity {
                     runStatement?.reset()
-                    let layout = try assignedID == nil ? checkedLayout(row) : layout(of: row.entity)
-                    let write = columns(layout)
-                    runRoot = keySequence(of: layout)
-                    runStatement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: layout.number)) { write.insertSQL }
-                    runEntity = row.entity
-                    runNumber = Int64(layout.number)
-                    runWrite = write
-                } else if assignedID == nil && row.isTemporaryID {
-                    _ = try checkedLayout(row)
+                    let plan = try writePlan(for: row.entity)
+                    runStatement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: plan.layout.number)) {
+                        plan.columns.insertSQL
+                    }
+                    runPlan = plan
                 }
-                guard let statement = runStatement else { continue }
+                guard let plan = runPlan, let statement = runStatement else { continue }
                 try statement.bind(.integer(key), at: 1)
-                try statement.bind(.integer(runNumber), at: 2)
+                try statement.bind(.integer(Int64(plan.layout.number)), at: 2)
                 try statement.bind(.integer(1), at: 3)
-                _ = try bindColumns(row, runWrite, to: statement, from: 4)
+                _ = try bindColumns(row, plan.columns, to: statement, from: 4)
                 while try statement.step() {}
                 // A key allocated above is within Z_MAX already.
                 if request.inserted[position].isTemporaryID { continue }
-                maxKeyByRoot[runRoot] = max(maxKeyByRoot[runRoot] ?? 0, key)
+                maxKeyByRoot[plan.keySequence] = max(maxKeyByRoot[plan.keySequence] ?? 0, key)
             }
             runStatement?.reset()
 
             for row in changes.updated {
-                let layout = try checkedLayout(row)
-                let write = columns(layout)
+                if row.isTemporaryID { throw temporaryRowError(row) }
+                let plan = try writePlan(for: row.entity)
+                let layout = plan.layout
+                let write = plan.columns
                 let table = schema.tables[layout.tableIndex]
                 let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.update(entityNumber: layout.number)) { write.updateSQL }
                 let next = try bindColumns(row, write, to: statement, from: 1)
@@ -176,7 +194,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
             if Self.anyConstrained(changes.updated) { try checkUniqueness(of: changes.updated, connection) }
 
             // Keep Z_MAX at or above every key written, in case keys came from elsewhere.
-            for (root, key) in maxKeyByRoot.sorted(by: { $0.key < $1.key }) {
+            for (root, key) in maxKeyByRoot.isEmpty ? [] : maxKeyByRoot.sorted(by: { $0.key < $1.key }) {
                 try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ? AND \"Z_MAX\" < ?",
                                        [.integer(key), .integer(Int64(root)), .integer(key)])
             }
@@ -203,13 +221,14 @@ extension SQLiteStore: InTransactionKeyAssigning {
     private static func anyTemporaryReference(_ rows: [RowSnapshot]) -> Bool {
         var lastEntity: EntityDescription?
         var hasRelationships = false
-        for row in rows {
-            if row.entity !== lastEntity {
-                lastEntity = row.entity
-                hasRelationships = row.entity.slots.contains { $0 is RelationshipDescription }
+        // By index: a row copied out of the array per iteration retains and releases its parts.
+        for index in rows.indices {
+            if rows[index].entity !== lastEntity {
+                lastEntity = rows[index].entity
+                hasRelationships = lastEntity.map { EntityRules.of($0).hasToOne } ?? false
             }
             guard hasRelationships else { continue }
-            for value in row.values {
+            for value in rows[index].values {
                 if case .object(let id) = value, id.isTemporaryID { return true }
             }
         }
@@ -220,9 +239,11 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// looked up once per run of rows of one entity.
     private static func anyConstrained(_ rows: [RowSnapshot]) -> Bool {
         var lastEntity: EntityDescription?
-        for row in rows where row.entity !== lastEntity {
-            lastEntity = row.entity
-            if !EntityRules.of(row.entity).uniquenessConstraints.isEmpty { return true }
+        // By index, as in anyTemporaryReference(_:).
+        for index in rows.indices where rows[index].entity !== lastEntity {
+            let entity = rows[index].entity
+            lastEntity = entity
+            if !EntityRules.of(entity).uniquenessConstraints.isEmpty { return true }
         }
         return false
     }
@@ -238,8 +259,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
         if let first = rows.first, first.isTemporaryID,
            rows.allSatisfy({ $0.entity === first.entity && $0.isTemporaryID }) {
             let entity = first.entity
-            let root = keySequence(of: try layout(of: entity))
-            var key = try takeKeys(Int64(rows.count), sequence: root, connection)
+            var key = try takeKeys(Int64(rows.count), sequence: try writePlan(for: entity).keySequence, connection)
             var assigned: [ManagedObjectID?] = []
             assigned.reserveCapacity(rows.count)
             for _ in rows.indices {
@@ -260,9 +280,8 @@ extension SQLiteStore: InTransactionKeyAssigning {
             if row.entity !== lastEntity {
                 if runCount > 0 { countByRoot[lastRoot, default: 0] += runCount }
                 runCount = 0
-                let layout = try layout(of: row.entity)
                 lastEntity = row.entity
-                lastRoot = keySequence(of: layout)
+                lastRoot = try writePlan(for: row.entity).keySequence
             }
             roots.append(lastRoot)
             runCount += 1
@@ -292,10 +311,13 @@ extension SQLiteStore: InTransactionKeyAssigning {
     }
 
     private func checkedLayout(_ row: RowSnapshot) throws -> SQLiteSchema.EntityLayout {
-        guard !row.isTemporaryID else {
-            throw PersistenceError(.persistentStoreSave, "an object with a temporary ID cannot be written", objectID: row.objectID)
-        }
+        guard !row.isTemporaryID else { throw temporaryRowError(row) }
         return try layout(of: row.entity)
+    }
+
+    /// The error of writing `row`, which has a temporary ID.
+    private func temporaryRowError(_ row: RowSnapshot) -> PersistenceError {
+        PersistenceError(.persistentStoreSave, "an object with a temporary ID cannot be written", objectID: row.objectID)
     }
 
     private func conflict(_ row: RowSnapshot, _ connection: SQLiteConnection, _ table: SQLiteSchema.Table) -> PersistenceError {

@@ -54,9 +54,9 @@ public final class SQLiteStore: PersistentStore {
     /// The group commit of saves and key allocations (see `SQLiteStore+GroupCommit.swift`);
     /// its lock is taken alone, never inside `state`'s.
     let commitQueue = SQLiteCommitQueue()
-    /// The columns and SQL each entity's rows are written with, by entity number, built on
-    /// first use (see `SQLiteStore+Save.swift`).
-    let writeColumnsCache = Locked<[Int: WriteColumns]>([:])
+    /// What writing each entity's rows needs (layout, key sequence, columns and SQL), by
+    /// entity, built on first use (see `SQLiteStore+Save.swift`).
+    let writePlans = Locked<[ObjectIdentifier: EntityWritePlan]>([:])
 
     /// The `journal_size_limit` a store gets unless `options.sqlitePragmas` sets one: 4 MiB,
     /// about `wal_autocheckpoint`'s 1,000 pages. A `-wal` file that grew past it (while a reader
