@@ -217,15 +217,21 @@ extension ManagedObject {
         managedObjectContext?.fulfillFault(self) ?? fillWithNulls()
     }
 
-    /// Turns the fault into an object with `row`'s values, its stored state (the one way a
+    /// Turns the fault into an object with `row`'s values, its stored state (its version and
+    /// values move in; the object knows the rest).
+    @inline(__always) func fill(with row: consuming RowSnapshot) {
+        fill(with: CommittedState(row))
+    }
+
+    /// Turns the fault into an object with `state`'s values, its stored state (the one way a
     /// fault gets its data, whether from the row at hand or from its context).
-    func fill(with row: consuming RowSnapshot) {
-        let values = row.values
-        committed = row
+    func fill(with state: consuming CommittedState) {
+        let values = state.values
+        committed = state
         fillFromCommitted(values)
     }
 
-    /// Ends the fault whose ``committed`` row holds `values` (shared with it, not copied).
+    /// Ends the fault whose ``committed`` state holds `values` (shared with it, not copied).
     @inline(__always) private func fillFromCommitted(_ values: [StoreValue]) {
         if faultingBatch != nil { faultingBatch = nil }
         self.values = values

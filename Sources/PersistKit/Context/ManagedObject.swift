@@ -83,13 +83,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Current slot values, laid out by `entity.slots`; meaningful only when not a fault.
     @exclusivity(unchecked) var values: [StoreValue]
-    /// The last state read from or saved to the parent store or context; `nil` for new objects.
+    /// The last state read from or saved to the parent store or context (its version and
+    /// values; the object knows its entity, key and store itself); `nil` for new objects.
     ///
-    /// For a fault it is the row fetched with the object but not yet moved into `values` (the
-    /// fault's data is at hand, as Core Data's row cache holds it), or `nil`: a fault has no
-    /// other committed state, so one field serves both and each object is a word pair smaller
-    /// (see ``pendingRow``).
-    @exclusivity(unchecked) var committed: RowSnapshot?
+    /// For a fault it is the state of the row fetched with the object but not yet moved into
+    /// `values` (the fault's data is at hand, as Core Data's row cache holds it), or `nil`: a
+    /// fault has no other committed state, so one field serves both and each object is a word
+    /// pair smaller (see ``pendingRow``).
+    @exclusivity(unchecked) var committed: CommittedState?
     /// For a fault of a batched fetch beyond its first batch: the batch whose rows are loaded
     /// together when this object is first touched.
     @exclusivity(unchecked) var faultingBatch: FaultingBatch?
@@ -155,10 +156,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.init(entity: entity, insertInto: context)
     }
 
-    /// The row fetched with a fault and not yet moved into `values` (its data at hand), or
-    /// `nil`: the fault's ``committed`` field. Always `nil` for an object that is not a fault;
-    /// setting it on such an object does nothing.
-    var pendingRow: RowSnapshot? {
+    /// The state of the row fetched with a fault and not yet moved into `values` (its data at
+    /// hand), or `nil`: the fault's ``committed`` field. Always `nil` for an object that is not
+    /// a fault; setting it on such an object does nothing.
+    var pendingRow: CommittedState? {
         @inline(__always) get { _isFault ? committed : nil }
         @inline(__always) set { if _isFault { committed = newValue } }
     }

@@ -66,12 +66,12 @@ extension ManagedObjectContext {
             for row in changes.updated {
                 guard let object = registered[row.objectID] else { continue }
                 if object._isFault {
-                    object.pendingRow = parent == nil ? row : nil
+                    object.pendingRow = parent == nil ? CommittedState(row) : nil
                 } else {
                     for index in row.values.indices where index < object.values.count && !object.changedSlots.contains(index) {
                         object.values[index] = row.values[index]
                     }
-                    object.committed = row
+                    object.committed = CommittedState(row)
                 }
                 refreshed.insert(object)
             }
@@ -144,7 +144,7 @@ extension ManagedObjectContext {
             for index in row.values.indices where index < object.values.count && !object.changedSlots.contains(index) {
                 object.values[index] = row.values[index]
             }
-            object.committed = row
+            object.committed = CommittedState(row)
             for name in Array(object.toMany.keys) { object.toMany[name]?.committed = nil }
         }
     }

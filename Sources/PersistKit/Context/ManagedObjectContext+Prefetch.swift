@@ -23,7 +23,7 @@ extension ManagedObjectContext {
             if needing.isEmpty { continue }
             if start == 0 {
                 for row in try loadRows(for: needing.map(\.objectID)) {
-                    if let object = registered[row.key], object._isFault { object.pendingRow = row }
+                    if let object = registered[row.key], object._isFault { object.pendingRow = CommittedState(row) }
                 }
             } else {
                 let group = FaultingBatch(objectIDs: needing.map(\.objectID))
@@ -42,7 +42,7 @@ extension ManagedObjectContext {
         }
         let rows = (try? loadRows(for: needing)) ?? []
         for row in rows {
-            if let object = registered[row.key], object._isFault { object.pendingRow = row }
+            if let object = registered[row.key], object._isFault { object.pendingRow = CommittedState(row) }
         }
         for id in batch.objectIDs where registered[id]?.faultingBatch === batch {
             registered[id]?.faultingBatch = nil
