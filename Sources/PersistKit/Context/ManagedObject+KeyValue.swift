@@ -271,18 +271,17 @@ extension ManagedObject {
 
     /// A to-many relationship's value from its member objects recorded by a prefetch
     /// (``ToManyState/memberObjects(generation:)``): a `Set`, or an array when ordered.
-    private static func memberValue(_ objects: [Unmanaged<ManagedObject>], ordered: Bool, context: ManagedObjectContext) -> Any {
-        objects.withUnsafeBufferPointer { buffer in
-            #if DEBUG
-            // Every recorded object is the registered one for its ID (the generation check's promise).
-            for object in buffer {
-                let member = object.takeUnretainedValue()
-                assert(context.registered[member.objectID] === member, "ToManyState: a recorded member is no longer registered")
-            }
-            #endif
-            if ordered { return buffer.map { $0.takeUnretainedValue() } as Any }
+    private static func memberValue(_ objects: [ManagedObject], ordered: Bool, context: ManagedObjectContext) -> Any {
+        #if DEBUG
+        // Every recorded object is the registered one for its key (the generation check's promise).
+        for member in objects {
+            assert(context.registered[member.objectKey] === member, "ToManyState: a recorded member is no longer registered")
+        }
+        #endif
+        if ordered { return objects as Any }
+        return objects.withUnsafeBufferPointer { buffer in
             var members = Set<ManagedObject>(minimumCapacity: buffer.count)
-            for object in buffer { members.insert(object.takeUnretainedValue()) }
+            for object in buffer { members.insert(object) }
             return members as Any
         }
     }

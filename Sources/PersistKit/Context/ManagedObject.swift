@@ -57,6 +57,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether the object has made (or was given) its ``objectID`` instance yet.
+    var hasMadeObjectID: Bool {
+        madeID.load(ordering: .acquiring) != nil
+    }
+
     /// Whether the object's ID is temporary (not saved yet), read without making, loading or
     /// retaining the ID.
     var hasTemporaryID: Bool {

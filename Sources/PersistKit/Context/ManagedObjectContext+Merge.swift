@@ -115,6 +115,8 @@ extension ManagedObjectContext {
                 object.managedObjectContext = nil
                 // A fault that left the context has no values (it fills itself from a row at hand).
                 object.pendingRow = nil
+                // Prefetched members held as objects are let go of (they may hold each other).
+                if !object.toMany.isEmpty { object.forgetMemberObjects(keepingIDs: false) }
             }
             forgetChanges()
         }

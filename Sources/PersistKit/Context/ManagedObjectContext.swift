@@ -72,8 +72,11 @@ public final class ManagedObjectContext: @unchecked Sendable {
     }
 
     deinit {
-        // The registry's objects go lowest address first (see emptyRegistry(keepingCapacity:_:)).
-        emptyRegistry(keepingCapacity: false)
+        // The registry's objects go lowest address first (see emptyRegistry(keepingCapacity:_:)),
+        // each letting go of the prefetched members it holds as objects (which may hold it).
+        emptyRegistry(keepingCapacity: false) { object in
+            if !object.toMany.isEmpty { object.forgetMemberObjects(keepingIDs: false) }
+        }
     }
 
     // MARK: - Settings
