@@ -99,10 +99,48 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// For a fault of a batched fetch beyond its first batch: the batch whose rows are loaded
     /// together when this object is first touched.
     @exclusivity(unchecked) var faultingBatch: FaultingBatch?
+    /// The changed slots and to-many states, made at the first change or to-many use; `nil`
+    /// for an object that has neither (most fetched objects), a word instead of two.
+    @exclusivity(unchecked) private var changeState: ObjectChangeState?
     /// Slots changed since the last save.
-    @exclusivity(unchecked) var changedSlots: Set<Int> = []
+    var changedSlots: Set<Int> {
+        @inline(__always) get {
+            guard let changeState else { return [] }
+            return changeState.changedSlots
+        }
+        set {
+            // Emptying it on an object without the state makes none.
+            if changeState == nil && newValue.isEmpty { return }
+            madeChangeState.changedSlots = newValue
+        }
+        _modify {
+            let state = madeChangeState
+            yield &state.changedSlots
+        }
+    }
     /// To-many relationship states, by relationship name, created on first use.
-    @exclusivity(unchecked) var toMany: [String: ToManyState] = [:]
+    var toMany: [String: ToManyState] {
+        @inline(__always) get {
+            guard let changeState else { return [:] }
+            return changeState.toMany
+        }
+        set {
+            // Emptying it on an object without the state makes none.
+            if changeState == nil && newValue.isEmpty { return }
+            madeChangeState.toMany = newValue
+        }
+        _modify {
+            let state = madeChangeState
+            yield &state.toMany
+        }
+    }
+    /// ``changeState``, made if the object has none yet.
+    private var madeChangeState: ObjectChangeState {
+        if let changeState { return changeState }
+        let made = ObjectChangeState()
+        changeState = made
+        return made
+    }
 
     @exclusivity(unchecked) var _isFault: Bool
     @exclusivity(unchecked) var _isInserted = false
