@@ -160,6 +160,47 @@ struct PrefetchedMembersTests {
         }
     }
 
+    @Test func prefetchedMembersMakeNoIDUntilAsked() throws {
+        let coordinator = try Self.seeded(.sqlite)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let breweries = try Self.prefetchedBreweries(context)
+            let members = breweries.map { beers($0) }
+            #expect(members.allSatisfy { $0.count == 3 })
+            #expect(members.allSatisfy { $0.allSatisfy { !$0.hasMadeObjectID } }, "members recorded as objects, not IDs")
+            // Asked for, the committed members are the members' IDs (each made once, then kept).
+            let ids = try #require(breweries[0].toMany["beers"]?.committed)
+            #expect(Set(ids) == Set(members[0].map(\.objectID)))
+            #expect(members[0].allSatisfy { $0.hasMadeObjectID && ids.contains($0.objectID) })
+            #expect(breweries[0].toMany["beers"]?.committed?.map { ObjectIdentifier($0) }.sorted()
+                    == ids.map { ObjectIdentifier($0) }.sorted(), "the same ID instances at each read")
+        }
+    }
+
+    @Test func membersHoldingEachOtherGoWithTheirContext() throws {
+        let coordinator = try Self.seeded(.sqlite, breweries: 2, tagged: true)
+        weak var tag: ManagedObject?
+        weak var beer: ManagedObject?
+        weak var gone: ManagedObjectContext?
+        do {
+            let context = M.context(coordinator)
+            gone = context
+            try context.performAndWait {
+                let request = M.request("Beer", sort: [FetchSortDescriptor(key: "name")])
+                // Beers hold their tag, and the tag holds the beers, as prefetched members.
+                request.relationshipKeyPathsForPrefetching = ["tags.beers"]
+                let first = try #require(try context.fetch(request).first)
+                let theTag = try #require((first.value(forKey: "tags") as? Set<ManagedObject>)?.first)
+                #expect((theTag.value(forKey: "beers") as? Set<ManagedObject>)?.contains(first) == true)
+                #expect(theTag.toMany["beers"]?.memberObjects(generation: context.registryGeneration) != nil)
+                tag = theTag
+                beer = first
+            }
+        }
+        #expect(gone == nil)
+        #expect(tag == nil && beer == nil, "no cycle of prefetched members outlives the context")
+    }
+
     @Test func aChildContextSeesItsOwnObjects() throws {
         let coordinator = try Self.seeded(.sqlite)
         let parent = M.context(coordinator)

@@ -85,7 +85,7 @@ final class BatchedFetchStorage {
             // A row that cannot be read leaves its object a fault, which loads (or finds it
             // missing) on first access, as any fault does.
             for row in (try? context.loadRows(for: needing)) ?? [] {
-                if let object = context.registered[row.key], object._isFault { object.pendingRow = row }
+                if let object = context.registered[row.key], object._isFault { object.pendingRow = CommittedState(row) }
             }
         }
         batch = loaded

@@ -217,15 +217,21 @@ extension ManagedObject {
         managedObjectContext?.fulfillFault(self) ?? fillWithNulls()
     }
 
-    /// Turns the fault into an object with `row`'s values, its stored state (the one way a
+    /// Turns the fault into an object with `row`'s values, its stored state (its version and
+    /// values move in; the object knows the rest).
+    @inline(__always) func fill(with row: consuming RowSnapshot) {
+        fill(with: CommittedState(row))
+    }
+
+    /// Turns the fault into an object with `state`'s values, its stored state (the one way a
     /// fault gets its data, whether from the row at hand or from its context).
-    func fill(with row: consuming RowSnapshot) {
-        let values = row.values
-        committed = row
+    func fill(with state: consuming CommittedState) {
+        let values = state.values
+        committed = state
         fillFromCommitted(values)
     }
 
-    /// Ends the fault whose ``committed`` row holds `values` (shared with it, not copied).
+    /// Ends the fault whose ``committed`` state holds `values` (shared with it, not copied).
     @inline(__always) private func fillFromCommitted(_ values: [StoreValue]) {
         if faultingBatch != nil { faultingBatch = nil }
         self.values = values
@@ -265,18 +271,17 @@ extension ManagedObject {
 
     /// A to-many relationship's value from its member objects recorded by a prefetch
     /// (``ToManyState/memberObjects(generation:)``): a `Set`, or an array when ordered.
-    private static func memberValue(_ objects: [Unmanaged<ManagedObject>], ordered: Bool, context: ManagedObjectContext) -> Any {
-        objects.withUnsafeBufferPointer { buffer in
-            #if DEBUG
-            // Every recorded object is the registered one for its ID (the generation check's promise).
-            for object in buffer {
-                let member = object.takeUnretainedValue()
-                assert(context.registered[member.objectID] === member, "ToManyState: a recorded member is no longer registered")
-            }
-            #endif
-            if ordered { return buffer.map { $0.takeUnretainedValue() } as Any }
+    private static func memberValue(_ objects: [ManagedObject], ordered: Bool, context: ManagedObjectContext) -> Any {
+        #if DEBUG
+        // Every recorded object is the registered one for its key (the generation check's promise).
+        for member in objects {
+            assert(context.registered[member.objectKey] === member, "ToManyState: a recorded member is no longer registered")
+        }
+        #endif
+        if ordered { return objects as Any }
+        return objects.withUnsafeBufferPointer { buffer in
             var members = Set<ManagedObject>(minimumCapacity: buffer.count)
-            for object in buffer { members.insert(object.takeUnretainedValue()) }
+            for object in buffer { members.insert(object) }
             return members as Any
         }
     }

@@ -42,7 +42,7 @@ extension ManagedObject {
     /// The current members of a to-many relationship, loading the committed ones if needed.
     func toManyMembers(_ relationship: RelationshipDescription) -> [ManagedObjectID] {
         var state = toMany[relationship.name] ?? ToManyState()
-        if state.committed == nil, state.order == nil {
+        if !state.isLoaded, state.order == nil {
             if _isInserted {
                 state.committed = []
             } else {
@@ -51,6 +51,12 @@ extension ManagedObject {
             toMany[relationship.name] = state
         }
         return state.members(committed: state.committed ?? [])
+    }
+
+    /// Lets go of the member objects every to-many relationship recorded with a prefetch
+    /// (``ToManyState/forgetMemberObjects(keepingIDs:)``).
+    func forgetMemberObjects(keepingIDs: Bool) {
+        for name in Array(toMany.keys) { toMany[name]?.forgetMemberObjects(keepingIDs: keepingIDs) }
     }
 
     /// The destination ID of a to-one relationship.

@@ -57,6 +57,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether the object has made (or was given) its ``objectID`` instance yet.
+    var hasMadeObjectID: Bool {
+        madeID.load(ordering: .acquiring) != nil
+    }
+
     /// Whether the object's ID is temporary (not saved yet), read without making, loading or
     /// retaining the ID.
     var hasTemporaryID: Bool {
@@ -83,20 +88,59 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Current slot values, laid out by `entity.slots`; meaningful only when not a fault.
     @exclusivity(unchecked) var values: [StoreValue]
-    /// The last state read from or saved to the parent store or context; `nil` for new objects.
+    /// The last state read from or saved to the parent store or context (its version and
+    /// values; the object knows its entity, key and store itself); `nil` for new objects.
     ///
-    /// For a fault it is the row fetched with the object but not yet moved into `values` (the
-    /// fault's data is at hand, as Core Data's row cache holds it), or `nil`: a fault has no
-    /// other committed state, so one field serves both and each object is a word pair smaller
-    /// (see ``pendingRow``).
-    @exclusivity(unchecked) var committed: RowSnapshot?
+    /// For a fault it is the state of the row fetched with the object but not yet moved into
+    /// `values` (the fault's data is at hand, as Core Data's row cache holds it), or `nil`: a
+    /// fault has no other committed state, so one field serves both and each object is a word
+    /// pair smaller (see ``pendingRow``).
+    @exclusivity(unchecked) var committed: CommittedState?
     /// For a fault of a batched fetch beyond its first batch: the batch whose rows are loaded
     /// together when this object is first touched.
     @exclusivity(unchecked) var faultingBatch: FaultingBatch?
+    /// The changed slots and to-many states, made at the first change or to-many use; `nil`
+    /// for an object that has neither (most fetched objects), a word instead of two.
+    @exclusivity(unchecked) private var changeState: ObjectChangeState?
     /// Slots changed since the last save.
-    @exclusivity(unchecked) var changedSlots: Set<Int> = []
+    var changedSlots: Set<Int> {
+        @inline(__always) get {
+            guard let changeState else { return [] }
+            return changeState.changedSlots
+        }
+        set {
+            // Emptying it on an object without the state makes none.
+            if changeState == nil && newValue.isEmpty { return }
+            madeChangeState.changedSlots = newValue
+        }
+        _modify {
+            let state = madeChangeState
+            yield &state.changedSlots
+        }
+    }
     /// To-many relationship states, by relationship name, created on first use.
-    @exclusivity(unchecked) var toMany: [String: ToManyState] = [:]
+    var toMany: [String: ToManyState] {
+        @inline(__always) get {
+            guard let changeState else { return [:] }
+            return changeState.toMany
+        }
+        set {
+            // Emptying it on an object without the state makes none.
+            if changeState == nil && newValue.isEmpty { return }
+            madeChangeState.toMany = newValue
+        }
+        _modify {
+            let state = madeChangeState
+            yield &state.toMany
+        }
+    }
+    /// ``changeState``, made if the object has none yet.
+    private var madeChangeState: ObjectChangeState {
+        if let changeState { return changeState }
+        let made = ObjectChangeState()
+        changeState = made
+        return made
+    }
 
     @exclusivity(unchecked) var _isFault: Bool
     @exclusivity(unchecked) var _isInserted = false
@@ -155,10 +199,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.init(entity: entity, insertInto: context)
     }
 
-    /// The row fetched with a fault and not yet moved into `values` (its data at hand), or
-    /// `nil`: the fault's ``committed`` field. Always `nil` for an object that is not a fault;
-    /// setting it on such an object does nothing.
-    var pendingRow: RowSnapshot? {
+    /// The state of the row fetched with a fault and not yet moved into `values` (its data at
+    /// hand), or `nil`: the fault's ``committed`` field. Always `nil` for an object that is not
+    /// a fault; setting it on such an object does nothing.
+    var pendingRow: CommittedState? {
         @inline(__always) get { _isFault ? committed : nil }
         @inline(__always) set { if _isFault { committed = newValue } }
     }

@@ -97,9 +97,9 @@ extension ManagedObjectContext {
             object.changedSlots = []
             object.toMany = [:]
             object.values = theirs.values
-            object.committed = theirs
+            object.committed = CommittedState(theirs)
         } else {
-            object.committed = theirs
+            object.committed = CommittedState(theirs)
         }
     }
 
@@ -109,7 +109,7 @@ extension ManagedObjectContext {
             switch policy {
             case .mergeByPropertyObjectTrump, .overwrite:
                 plan.reinserted.insert(key)
-                object.committed = RowSnapshot(objectID: object.objectID, version: 0, values: object.values)
+                object.committed = CommittedState(version: 0, values: object.values)
             case .mergeByPropertyStoreTrump, .rollback, .error:
                 plan.updated.removeAll { ObjectIdentifier($0) == key }
                 plan.vanished.append(object)
@@ -132,7 +132,7 @@ extension ManagedObjectContext {
                 break
             }
         }
-        object.committed = theirs
+        object.committed = CommittedState(theirs)
         object.changedSlots = Set(object.values.indices.filter { $0 < theirs.values.count && object.values[$0] != theirs.values[$0] })
         if policy == .overwrite {
             // The whole object is written; history and merges see every property as changed.
@@ -262,7 +262,7 @@ extension ManagedObjectContext {
                 break
             }
         }
-        object.committed = stored
+        object.committed = CommittedState(stored)
         object.changedSlots = Set(object.values.indices.filter { $0 < stored.values.count && object.values[$0] != stored.values[$0] })
         for name in Array(object.toMany.keys) { object.toMany[name]?.committed = nil }
         if mergePolicy == .rollback { object.toMany = [:] }

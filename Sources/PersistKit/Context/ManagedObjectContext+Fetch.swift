@@ -175,7 +175,7 @@ extension ManagedObjectContext {
     func materialize(_ row: consuming RowSnapshot, isRoot: Bool) -> ManagedObject {
         // A new fault, or a registered fault, holds the row; a realized object keeps its values.
         let object = registeredObject(for: row)
-        if object._isFault && isRoot { object.pendingRow = row }
+        if object._isFault && isRoot { object.pendingRow = CommittedState(row) }
         return object
     }
 }

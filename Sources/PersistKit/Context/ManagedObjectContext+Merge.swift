@@ -66,12 +66,12 @@ extension ManagedObjectContext {
             for row in changes.updated {
                 guard let object = registered[row.objectID] else { continue }
                 if object._isFault {
-                    object.pendingRow = parent == nil ? row : nil
+                    object.pendingRow = parent == nil ? CommittedState(row) : nil
                 } else {
                     for index in row.values.indices where index < object.values.count && !object.changedSlots.contains(index) {
                         object.values[index] = row.values[index]
                     }
-                    object.committed = row
+                    object.committed = CommittedState(row)
                 }
                 refreshed.insert(object)
             }
@@ -115,6 +115,8 @@ extension ManagedObjectContext {
                 object.managedObjectContext = nil
                 // A fault that left the context has no values (it fills itself from a row at hand).
                 object.pendingRow = nil
+                // Prefetched members held as objects are let go of (they may hold each other).
+                if !object.toMany.isEmpty { object.forgetMemberObjects(keepingIDs: false) }
             }
             forgetChanges()
         }
@@ -144,7 +146,7 @@ extension ManagedObjectContext {
             for index in row.values.indices where index < object.values.count && !object.changedSlots.contains(index) {
                 object.values[index] = row.values[index]
             }
-            object.committed = row
+            object.committed = CommittedState(row)
             for name in Array(object.toMany.keys) { object.toMany[name]?.committed = nil }
         }
     }

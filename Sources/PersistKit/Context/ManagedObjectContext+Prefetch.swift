@@ -23,7 +23,7 @@ extension ManagedObjectContext {
             if needing.isEmpty { continue }
             if start == 0 {
                 for row in try loadRows(for: needing.map(\.objectID)) {
-                    if let object = registered[row.key], object._isFault { object.pendingRow = row }
+                    if let object = registered[row.key], object._isFault { object.pendingRow = CommittedState(row) }
                 }
             } else {
                 let group = FaultingBatch(objectIDs: needing.map(\.objectID))
@@ -42,7 +42,7 @@ extension ManagedObjectContext {
         }
         let rows = (try? loadRows(for: needing)) ?? []
         for row in rows {
-            if let object = registered[row.key], object._isFault { object.pendingRow = row }
+            if let object = registered[row.key], object._isFault { object.pendingRow = CommittedState(row) }
         }
         for id in batch.objectIDs where registered[id]?.faultingBatch === batch {
             registered[id]?.faultingBatch = nil
@@ -94,7 +94,7 @@ extension ManagedObjectContext {
                 }
                 guard entityHasIt else { continue }
                 if source._isInserted || source.objectKey.isTemporaryID
-                    || (!source.toMany.isEmpty && source.toMany[relationship.name]?.committed != nil) {
+                    || (!source.toMany.isEmpty && source.toMany[relationship.name]?.isLoaded == true) {
                     for id in source.toManyMembers(relationship) { add(registeredObject(with: id)) }
                 } else {
                     needing.append(source)
@@ -116,21 +116,18 @@ extension ManagedObjectContext {
                 // Taken out of the dictionary and moved out row by row (see fetchObjects): each
                 // row goes to its object while in cache, with no retain now and release later.
                 var rows = destinations.removeValue(forKey: source.objectID) ?? []
-                var members: [ManagedObjectID] = []
-                members.reserveCapacity(rows.count)
-                // The member objects too, so reading the relationship looks none of them up.
-                var memberObjects: [Unmanaged<ManagedObject>] = []
+                // The members are recorded as their objects, so reading the relationship looks
+                // none of them up, and no member makes its ID here (only when asked for).
+                var memberObjects: [ManagedObject] = []
                 memberObjects.reserveCapacity(rows.count)
                 rows.reverse()
                 while let row = rows.popLast() {
-                    // The object first: a new fault makes its ID only here, and keeps it.
                     let object = materialize(row, isRoot: true)
-                    members.append(object.objectID)
-                    memberObjects.append(Unmanaged.passUnretained(object))
+                    memberObjects.append(object)
                     if checked { add(object) } else { next.append(object) }
                 }
                 source.toMany[relationship.name, default: ToManyState()]
-                    .setCommitted(members, objects: memberObjects, generation: generation)
+                    .setCommitted(objects: memberObjects, generation: generation)
             }
             return next
         }

@@ -16,6 +16,9 @@ extension ManagedObjectContext {
     public func releaseUnreferencedObjects(beyond limit: Int = 0) -> Int {
         onQueue {
             guard registered.count > limit else { return 0 }
+            // Prefetched members held as objects by their sources are held as IDs instead, so an
+            // object nothing else holds is uniquely referenced by the registry.
+            for object in registered.values where !object.toMany.isEmpty { object.forgetMemberObjects(keepingIDs: true) }
             var released = 0
             for id in Array(registered.keys) {
                 // Taken out of the registry, the object is held here and by anyone else who

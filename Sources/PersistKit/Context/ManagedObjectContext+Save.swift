@@ -351,18 +351,19 @@ extension ManagedObjectContext {
         changes.inserted.reserveCapacity(inserted.count)
         for object in inserted {
             object._isInserted = false
-            object.committed = object.storeRow(version: versionBump ? 1 : 0)
+            object.committed = CommittedState(version: versionBump ? 1 : 0, values: object.storedValues())
             if !object.toMany.isEmpty { changes.toManyChanged[object.objectID] = Set(object.toMany.filter { $0.value.hasChanges }.keys) }
             object.clearChanges()
             changes.inserted.append(object.objectID)
         }
         for object in updated {
             let version = (object.committed?.version ?? 0) + (versionBump ? 1 : 0)
-            object.committed = object.storeRow(version: version)
+            let row = object.storeRow(version: version)
+            object.committed = CommittedState(version: version, values: row.values)
             let changedToMany = Set(object.toMany.filter { $0.value.hasChanges }.keys)
             if !changedToMany.isEmpty { changes.toManyChanged[object.objectID] = changedToMany }
             object.clearChanges()
-            changes.updated.append(object.committed ?? object.storeRow(version: version))
+            changes.updated.append(row)
         }
         for object in deleted {
             registered.removeValue(forKey: object.objectID)
@@ -451,10 +452,15 @@ extension ManagedObjectContext {
 extension ManagedObject {
     /// The object's slots as a store row, with transient slots emptied.
     func storeRow(version: Int64) -> RowSnapshot {
+        RowSnapshot(objectID: objectID, version: version, values: storedValues())
+    }
+
+    /// The object's slot values as a store keeps them, with transient slots emptied.
+    func storedValues() -> [StoreValue] {
         willAccessValue()
         var stored = values
         for index in EntityRules.of(entity).transientSlots where index < stored.count { stored[index] = .null }
-        return RowSnapshot(objectID: objectID, version: version, values: stored)
+        return stored
     }
 
     /// The unsaved changes of every to-many relationship, for a save request.

@@ -77,8 +77,11 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     }
 
     deinit {
-        // The registry's objects go lowest address first (see emptyRegistry(keepingCapacity:_:)).
-        emptyRegistry(keepingCapacity: false)
+        // The registry's objects go lowest address first (see emptyRegistry(keepingCapacity:_:)),
+        // each letting go of the prefetched members it holds as objects (which may hold it).
+        emptyRegistry(keepingCapacity: false) { object in
+            if !object.toMany.isEmpty { object.forgetMemberObjects(keepingIDs: false) }
+        }
     }
 
     // MARK: - Settings
@@ -308,7 +311,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
                 // (A row of a subentity read for a superentity's ID is left to existingObject(with:).)
                 let object = registeredObject(for: row)
                 guard object._isFault else { continue }
-                object.pendingRow = row
+                object.pendingRow = CommittedState(row)
                 fulfillFault(object)
             }
         }
@@ -316,7 +319,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
 
     func registerFault(_ objectID: ManagedObjectID, row: RowSnapshot?) -> ManagedObject {
         let object = makeFault(objectID)
-        object.pendingRow = row
+        object.pendingRow = row.map(CommittedState.init)
         registered[objectID] = object
         return object
     }
@@ -378,22 +381,22 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// Loads a fault's values: from the row fetched with it, or from the parent or store.
     func fulfillFault(_ object: ManagedObject) {
         guard object._isFault else { return }
-        // The row fetched with the fault (a fault's `committed`), moved out (not copied) so its
-        // values stay uniquely referenced.
-        var row = object.committed.take()
-        if row == nil {
+        // The state of the row fetched with the fault (a fault's `committed`), moved out (not
+        // copied) so its values stay uniquely referenced.
+        var state = object.committed.take()
+        if state == nil {
             if let batch = object.faultingBatch {
                 loadFaultingBatch(batch)
-                row = object.committed.take()
+                state = object.committed.take()
             }
-            if row == nil { row = try? loadRow(for: object.objectID) }
+            if state == nil, let row = try? loadRow(for: object.objectID) { state = CommittedState(row) }
         }
-        guard let row else {
+        guard let state else {
             if object.faultingBatch != nil { object.faultingBatch = nil }
             object.fillWithNulls()
             return
         }
-        object.fill(with: row)
+        object.fill(with: state)
     }
 
     /// The row of one object from the parent context, or from its store for a root context:

@@ -1,0 +1,12 @@
+/// The part of an object's state that most objects never use: its changed slots and its
+/// to-many relationship states, kept out of line (``ManagedObject``'s one optional reference,
+/// made at the first change or the first to-many relationship use) so a fetched object that is
+/// only read is a word smaller.
+///
+/// Touched only on the object's context's queue, as the object's other state is.
+final class ObjectChangeState {
+    /// Slots changed since the last save.
+    @exclusivity(unchecked) var changedSlots: Set<Int> = []
+    /// To-many relationship states, by relationship name, created on first use.
+    @exclusivity(unchecked) var toMany: [String: ToManyState] = [:]
+}
