@@ -225,3 +225,63 @@ struct PrefetchedMembersTests {
         }
     }
 }
+
+/// A prefetched unordered relationship hands out the set it recorded; an ordered one, its
+/// members in order; either way a read is a value: what the program does with it, or changes
+/// made to the relationship later, leave the other reads as they were.
+@Suite("Prefetched member sets", .timeLimit(.minutes(1)))
+struct PrefetchedMemberSetsTests {
+    typealias M = ContextTestModel
+
+    @Test func readsOfAnUnorderedRelationshipAreValues() throws {
+        let coordinator = try PrefetchedMembersTests.seeded(.sqlite)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let brewery = try PrefetchedMembersTests.prefetchedBreweries(context)[0]
+            var first = try #require(brewery.value(forKey: "beers") as? Set<ManagedObject>)
+            let second = try #require(brewery.value(forKey: "beers") as? Set<ManagedObject>)
+            #expect(first.count == 3 && first == second)
+            first.removeAll()
+            #expect((brewery.value(forKey: "beers") as? Set<ManagedObject>) == second, "a read's copy changed by the program changes nothing")
+            let added = M.insert("Beer", into: context, ["name": "New", "abv": 1.0, "brewery": brewery])
+            let after = try #require(brewery.value(forKey: "beers") as? Set<ManagedObject>)
+            #expect(after.count == 4 && after.contains(added) && after.isSuperset(of: second))
+            #expect(second.count == 3, "an earlier read keeps its members")
+        }
+    }
+
+    @Test func anOrderedRelationshipIsPrefetchedInOrder() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("prefetch-ordered-\(UUID().uuidString).sqlite")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let model = ManagedObjectModel(entities: [
+            EntityDescription(name: "Team", properties: [
+                AttributeDescription(name: "name", type: .string),
+                RelationshipDescription(name: "entries", destination: "Member", toMany: true, isOrdered: true),
+            ]),
+            EntityDescription(name: "Member", properties: [AttributeDescription(name: "name", type: .string)]),
+        ])
+        let coordinator = try M.coordinator(type: .sqlite, at: url, model: model)
+        let writer = M.context(coordinator)
+        try writer.performAndWait {
+            for t in 0..<70 {
+                let team = M.insert("Team", into: writer, ["name": String(format: "t%02d", t)])
+                for name in ["c", "a", "b"] {
+                    team.addObject(M.insert("Member", into: writer, ["name": "\(t)\(name)"]), forKey: "entries")
+                }
+            }
+            try writer.save()
+        }
+        let reader = M.context(coordinator)
+        try reader.performAndWait {
+            let request = M.request("Team", sort: [FetchSortDescriptor(key: "name")])
+            request.relationshipKeyPathsForPrefetching = ["entries"]
+            let teams = try reader.fetch(request)
+            #expect(teams.count == 70)
+            for (t, team) in teams.enumerated() {
+                let entries = try #require(team.value(forKey: "entries") as? [ManagedObject])
+                #expect(entries.map { $0.value(forKey: "name") as? String } == ["\(t)c", "\(t)a", "\(t)b"])
+                for entry in entries { #expect(reader.registeredObject(for: entry.objectID) === entry) }
+            }
+        }
+    }
+}

@@ -56,7 +56,17 @@ extension ManagedObject {
     /// Lets go of the member objects every to-many relationship recorded with a prefetch
     /// (``ToManyState/forgetMemberObjects(keepingIDs:)``).
     func forgetMemberObjects(keepingIDs: Bool) {
-        for name in Array(toMany.keys) { toMany[name]?.forgetMemberObjects(keepingIDs: keepingIDs) }
+        // Each state changed in place through the table's values, by index: no array of the
+        // names and no hashing of each name again (a context letting go of prefetched sources
+        // does this once per source).
+        func forget(_ states: inout [String: ToManyState]) {
+            var index = states.startIndex
+            while index != states.endIndex {
+                states.values[index].forgetMemberObjects(keepingIDs: keepingIDs)
+                states.formIndex(after: &index)
+            }
+        }
+        forget(&toMany)
     }
 
     /// The destination ID of a to-one relationship.
