@@ -226,9 +226,9 @@ struct PrefetchedMembersTests {
     }
 }
 
-/// A prefetched unordered relationship hands out the set it recorded; an ordered one, its
-/// members in order; either way a read is a value: what the program does with it, or changes
-/// made to the relationship later, leave the other reads as they were.
+/// A prefetched relationship's reads are values: what the program does with one, or changes
+/// made to the relationship later, leave the other reads as they were; an ordered relationship
+/// is prefetched with its members in order.
 @Suite("Prefetched member sets", .timeLimit(.minutes(1)))
 struct PrefetchedMemberSetsTests {
     typealias M = ContextTestModel

@@ -270,26 +270,19 @@ extension ManagedObject {
     }
 
     /// A to-many relationship's value from its member objects recorded by a prefetch
-    /// (``ToManyState/memberObjects(generation:)``): a `Set`, or an array when ordered; an
-    /// unordered relationship's set is the one recorded, shared by every read.
-    private static func memberValue(_ objects: ToManyState.MemberObjects, ordered: Bool, context: ManagedObjectContext) -> Any {
+    /// (``ToManyState/memberObjects(generation:)``): a `Set`, or an array when ordered.
+    private static func memberValue(_ objects: [ManagedObject], ordered: Bool, context: ManagedObjectContext) -> Any {
         #if DEBUG
         // Every recorded object is the registered one for its key (the generation check's promise).
-        func check(_ members: some Sequence<ManagedObject>) {
-            for member in members {
-                assert(context.registered[member.objectKey] === member, "ToManyState: a recorded member is no longer registered")
-            }
-        }
-        switch objects {
-        case .ordered(let members): check(members)
-        case .unordered(let members): check(members)
+        for member in objects {
+            assert(context.registered[member.objectKey] === member, "ToManyState: a recorded member is no longer registered")
         }
         #endif
-        switch objects {
-        case .unordered(let members) where !ordered: return members as Any
-        case .unordered(let members): return Array(members) as Any
-        case .ordered(let members) where ordered: return members as Any
-        case .ordered(let members): return Set(members) as Any
+        if ordered { return objects as Any }
+        return objects.withUnsafeBufferPointer { buffer in
+            var members = Set<ManagedObject>(minimumCapacity: buffer.count)
+            for object in buffer { members.insert(object) }
+            return members as Any
         }
     }
 

@@ -112,36 +112,22 @@ extension ManagedObjectContext {
             // Taken before any member is looked up: a registry that lets go of an object while
             // they are (none does) leaves the recorded members unused.
             let generation = registryGeneration
-            let ordered = relationship.isOrdered
             for source in needing {
                 // Taken out of the dictionary and moved out row by row (see fetchObjects): each
                 // row goes to its object while in cache, with no retain now and release later.
                 var rows = destinations.removeValue(forKey: source.objectID) ?? []
                 // The members are recorded as their objects, so reading the relationship looks
                 // none of them up, and no member makes its ID here (only when asked for).
-                // An unordered relationship's members go straight into the set its reads return.
-                let members: ToManyState.MemberObjects
+                var memberObjects: [ManagedObject] = []
+                memberObjects.reserveCapacity(rows.count)
                 rows.reverse()
-                if ordered {
-                    var memberObjects: [ManagedObject] = []
-                    memberObjects.reserveCapacity(rows.count)
-                    while let row = rows.popLast() {
-                        let object = materialize(row, isRoot: true)
-                        memberObjects.append(object)
-                        if checked { add(object) } else { next.append(object) }
-                    }
-                    members = .ordered(memberObjects)
-                } else {
-                    var memberObjects = Set<ManagedObject>(minimumCapacity: rows.count)
-                    while let row = rows.popLast() {
-                        let object = materialize(row, isRoot: true)
-                        memberObjects.insert(object)
-                        if checked { add(object) } else { next.append(object) }
-                    }
-                    members = .unordered(memberObjects)
+                while let row = rows.popLast() {
+                    let object = materialize(row, isRoot: true)
+                    memberObjects.append(object)
+                    if checked { add(object) } else { next.append(object) }
                 }
                 source.toMany[relationship.name, default: ToManyState()]
-                    .setCommitted(objects: members, generation: generation)
+                    .setCommitted(objects: memberObjects, generation: generation)
             }
             return next
         }

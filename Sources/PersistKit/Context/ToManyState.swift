@@ -4,15 +4,6 @@
 /// Inverse maintenance records additions and removals without loading the stored members, so
 /// setting `beer.brewery = b` does not read every beer of `b`.
 struct ToManyState {
-    /// A to-many relationship's committed members recorded as objects (a prefetch): in order
-    /// for an ordered relationship, as the relationship's `Set` value otherwise.
-    enum MemberObjects {
-        /// The members of an ordered relationship, in order.
-        case ordered([ManagedObject])
-        /// The members of an unordered relationship, as ``ManagedObject/value(forKey:)`` returns them.
-        case unordered(Set<ManagedObject>)
-    }
-
     /// The committed members, in order; `nil` until loaded from the parent store or context.
     /// For members recorded as objects (a prefetch), their IDs, made from the objects (each
     /// object makes its ID at its first ``ManagedObject/objectID`` and keeps it). Setting it
@@ -20,11 +11,7 @@ struct ToManyState {
     var committed: [ManagedObjectID]? {
         get {
             if let committedIDs { return committedIDs }
-            switch committedObjects {
-            case .ordered(let objects): return objects.map(\.objectID)
-            case .unordered(let objects): return objects.map(\.objectID)
-            case nil: return nil
-            }
+            return committedObjects.map { objects in objects.map(\.objectID) }
         }
         set {
             committedIDs = newValue
@@ -43,12 +30,10 @@ struct ToManyState {
 
     /// The committed members' IDs, when set as IDs; `nil` when unloaded or recorded as objects.
     private var committedIDs: [ManagedObjectID]?
-    /// The committed members as the objects the context registered for them, recorded when the
-    /// members were loaded together with their objects (a prefetch): a read makes no registry
-    /// lookup per member, and no member's ID is made until asked for (a prefetch of many small
-    /// objects allocated one ID per member only to record it here). For an unordered
-    /// relationship they are kept as the `Set` a read returns (``MemberObjects``), so each read
-    /// hands out the same set rather than hashing every member into a new one.
+    /// The committed members as the objects the context registered for them, in order, recorded
+    /// when the members were loaded together with their objects (a prefetch): a read makes no
+    /// registry lookup per member, and no member's ID is made until asked for (a prefetch of
+    /// many small objects allocated one ID per member only to record it here).
     ///
     /// Held strongly, so the objects outlive any registry change, and the IDs can always be
     /// made from them; they are used as the current members only while the context's registry
@@ -57,27 +42,27 @@ struct ToManyState {
     /// its ID. A context letting go of its objects drops these references first
     /// (``forgetMemberObjects(keepingIDs:)``), so members referring to each other in a cycle
     /// hold no object alive.
-    private var committedObjects: MemberObjects?
+    private var committedObjects: [ManagedObject]?
     /// The context's registry generation when ``committedObjects`` was recorded.
     private var objectsGeneration: UInt64 = 0
 
     /// Whether the relationship has unsaved changes.
     var hasChanges: Bool { !added.isEmpty || !removed.isEmpty || order != nil }
 
-    /// Sets the committed members as the objects the context registered for them, at registry
-    /// generation `generation`, without making their IDs.
-    mutating func setCommitted(objects: MemberObjects, generation: UInt64) {
+    /// Sets the committed members as the objects the context registered for them, in order,
+    /// at registry generation `generation`, without making their IDs.
+    mutating func setCommitted(objects: [ManagedObject], generation: UInt64) {
         committedIDs = nil
         committedObjects = objects
         objectsGeneration = generation
     }
 
-    /// The current member objects, when they are the committed ones recorded with
+    /// The current member objects, in order, when they are the committed ones recorded with
     /// ``setCommitted(objects:generation:)`` and the registry has let go of nothing since
     /// (`generation` is the context's current one); otherwise `nil`, and the members are found
     /// by ID in the registry.
     @inline(__always)
-    func memberObjects(generation: UInt64) -> MemberObjects? {
+    func memberObjects(generation: UInt64) -> [ManagedObject]? {
         guard let committedObjects, objectsGeneration == generation, added.isEmpty, removed.isEmpty, order == nil else { return nil }
         return committedObjects
     }
@@ -86,8 +71,8 @@ struct ToManyState {
     /// as IDs (made from the objects); without, a relationship recorded only as objects becomes
     /// unloaded again (for an object leaving its context, which reads no relationship then).
     mutating func forgetMemberObjects(keepingIDs: Bool) {
-        guard committedObjects != nil else { return }
-        if keepingIDs && committedIDs == nil { committedIDs = committed }
+        guard let objects = committedObjects else { return }
+        if keepingIDs && committedIDs == nil { committedIDs = objects.map(\.objectID) }
         committedObjects = nil
     }
 
