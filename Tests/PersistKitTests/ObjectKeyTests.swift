@@ -189,6 +189,69 @@ struct ObjectKeyTests {
         }
     }
 
+    @Test func aRowsTemporaryFlagFollowsItsID() throws {
+        let coordinator = try S.coordinator(.sqlite)
+        let store = try #require(S.sqlite(coordinator))
+        let entity = try #require(coordinator.managedObjectModel.entitiesByName["Brewery"])
+        var row = RowSnapshot(objectID: ManagedObjectID(temporaryFor: entity), version: 0, values: [])
+        #expect(row.isTemporaryID)
+        row.objectID = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: 3)
+        #expect(!row.isTemporaryID && row.primaryKey == 3)
+        row.objectID = ManagedObjectID(temporaryFor: entity)
+        #expect(row.isTemporaryID && row.key.isTemporaryID)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let brewery = M.insert("Brewery", into: context, ["name": "Row"])
+            let newRow = brewery.storeRow(version: 0)
+            #expect(newRow.isTemporaryID && newRow.objectID === brewery.objectID && newRow.entity === entity)
+            #expect(newRow.primaryKey == brewery.objectID.primaryKey)
+            try context.obtainPermanentIDs(for: [brewery])
+            let permanentRow = brewery.storeRow(version: 0)
+            #expect(!permanentRow.isTemporaryID && permanentRow.primaryKey == brewery.objectID.primaryKey)
+        }
+    }
+
+    @Test func manyNewObjectsAreSavedUnderTheKeysTheirIDsName() throws {
+        let coordinator = try S.coordinator(.sqlite)
+        let store = try #require(S.sqlite(coordinator))
+        let entity = try #require(coordinator.managedObjectModel.entitiesByName["Brewery"])
+        let context = M.context(coordinator)
+        var saved: [(ManagedObjectID, String)] = []
+        try context.performAndWait {
+            let breweries = (0..<300).map { M.insert("Brewery", into: context, ["name": "B\($0)"]) }
+            try context.save()
+            #expect(context.insertedObjects.isEmpty && context.registeredObjects.count == breweries.count)
+            for brewery in breweries {
+                #expect(!brewery.objectID.isTemporaryID && !brewery.isInserted)
+                #expect(context.registeredObject(entity: entity, store: store.storeToken, primaryKey: brewery.objectID.primaryKey) === brewery)
+                saved.append((brewery.objectID, brewery.value(forKey: "name") as? String ?? ""))
+            }
+            #expect(Set(saved.map(\.0.primaryKey)).count == saved.count)
+        }
+        // Read back in a fresh context: each key holds its object's values.
+        let reader = M.context(coordinator)
+        try reader.performAndWait {
+            for (id, name) in saved {
+                let object = try reader.existingObject(with: id)
+                #expect(object.value(forKey: "name") as? String == name)
+            }
+        }
+    }
+
+    @Test func anInsertDeletedBeforeTheSaveIsLetGo() throws {
+        let coordinator = try S.coordinator(.sqlite)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let kept = M.insert("Brewery", into: context, ["name": "Kept"])
+            let dropped = M.insert("Brewery", into: context, ["name": "Dropped"])
+            context.delete(dropped)
+            try context.save()
+            #expect(dropped.managedObjectContext == nil && context.registeredObject(for: dropped.objectID) == nil)
+            #expect(kept.managedObjectContext === context && context.registeredObject(for: kept.objectID) === kept)
+            #expect(context.registeredObjects.count == 1)
+        }
+    }
+
     @Test func existingObjectFillsAFaultAndANewObject() throws {
         let coordinator = try PrefetchedMembersTests.seeded(.sqlite, breweries: 2)
         let store = try #require(S.sqlite(coordinator))

@@ -59,11 +59,27 @@ extension ManagedObjectContext {
                 errors.append(PersistenceError(.managedObjectValidation, "\(error)"))
             }
         }
-        for object in inserted { collect { try object.validateForInsert() } }
-        for object in updated { collect { try object.validateForUpdate() } }
+        // Whether an entity has uniqueness constraints is looked up in the same pass, once per
+        // run of objects of one entity: after a large insert each pass over the objects reads
+        // them from memory again.
+        var lastEntity: EntityDescription?
+        var anyConstrained = false
+        func noteEntity(of object: ManagedObject) {
+            guard object.entity !== lastEntity else { return }
+            lastEntity = object.entity
+            if !anyConstrained && !EntityRules.of(object.entity).uniquenessConstraints.isEmpty { anyConstrained = true }
+        }
+        for object in inserted {
+            noteEntity(of: object)
+            collect { try object.validateForInsert() }
+        }
+        for object in updated {
+            noteEntity(of: object)
+            collect { try object.validateForUpdate() }
+        }
         for object in deleted { collect { try object.validateForDelete() } }
         // Most entities have no uniqueness constraint: the two lists are then not even joined.
-        if Self.anyUniquenessConstrained(inserted) || Self.anyUniquenessConstrained(updated) {
+        if anyConstrained {
             collect { try validateUniqueness(of: updated.isEmpty ? inserted : inserted + updated) }
         }
         if errors.count == 1 { throw errors[0] }
@@ -71,17 +87,6 @@ extension ManagedObjectContext {
             throw PersistenceError(.validationMultipleErrors, "\(errors.count) validation errors; nothing was saved",
                                    detailedErrors: errors)
         }
-    }
-
-    /// Whether an object of `objects` is of an entity with uniqueness constraints (its own or
-    /// inherited), looked up once per run of objects of one entity.
-    static func anyUniquenessConstrained(_ objects: [ManagedObject]) -> Bool {
-        var lastEntity: EntityDescription?
-        for object in objects where object.entity !== lastEntity {
-            lastEntity = object.entity
-            if !EntityRules.of(object.entity).uniquenessConstraints.isEmpty { return true }
-        }
-        return false
     }
 
     /// Checks each uniqueness constraint among the objects being saved and against the store.
@@ -293,6 +298,11 @@ extension ManagedObjectContext {
     /// array and back for every object would copy its arrays each time.
     func writeToStores(_ plan: CommitPlan, known: StoreWrites.Known? = nil) throws {
         var writes = StoreWrites(author: transactionAuthor, contextName: name, known: known)
+        if let firstObject = plan.inserted.first, try writes.index(for: firstObject.entity, in: self) == 0 {
+            // The first store's arrays sized once (most saves go to one store): a large insert
+            // then copies no growing arrays of rows and objects.
+            writes.reserveFirst(inserted: plan.inserted.count)
+        }
         for object in plan.inserted {
             let index = try writes.index(for: object.entity, in: self)
             writes[index].request.inserted.append(object.storeRow(version: 0))
@@ -349,7 +359,10 @@ extension ManagedObjectContext {
         changes.contextName = contextName
         changes.transactionAuthor = author
         changes.inserted.reserveCapacity(inserted.count)
+        // Whether an object of `inserted` was deleted meanwhile (by a `willSave()`, say).
+        var anyInsertedDeleted = false
         for object in inserted {
+            anyInsertedDeleted = anyInsertedDeleted || object._isDeleted
             object._isInserted = false
             object.committed = CommittedState(version: versionBump ? 1 : 0, values: object.storedValues())
             if !object.toMany.isEmpty { changes.toManyChanged[object.objectID] = Set(object.toMany.filter { $0.value.hasChanges }.keys) }
@@ -370,9 +383,14 @@ extension ManagedObjectContext {
             object.managedObjectContext = nil
             if !object._isInserted { changes.deleted.append(object.objectID) }
         }
-        for object in insertedByID.values where object._isDeleted {
-            registered.removeValue(forKey: object.objectID)
-            object.managedObjectContext = nil
+        // Inserted objects deleted before the save are let go of. `inserted` comes from
+        // `insertedByID`: when it holds every object there and none of them is deleted, there
+        // is none, and the objects (out of cache after a large save) are not read again.
+        if anyInsertedDeleted || insertedByID.count != inserted.count {
+            for object in insertedByID.values where object._isDeleted {
+                registered.removeValue(forKey: object.objectID)
+                object.managedObjectContext = nil
+            }
         }
         Self.clearChangeSet(&insertedByID)
         Self.clearChangeSet(&deletedByID)
@@ -452,7 +470,11 @@ extension ManagedObjectContext {
 extension ManagedObject {
     /// The object's slots as a store row, with transient slots emptied.
     func storeRow(version: Int64) -> RowSnapshot {
-        RowSnapshot(objectID: objectID, version: version, values: storedValues())
+        let id = objectID
+        // The entity and key from the object's own fields; the ID is read only for its flag,
+        // and only when the object's key says it may be temporary.
+        return RowSnapshot(objectID: id, entity: entity, primaryKey: idPrimaryKey, isTemporaryID: hasTemporaryID && id.isTemporaryID,
+                           version: version, values: storedValues())
     }
 
     /// The object's slot values as a store keeps them, with transient slots emptied.
@@ -538,6 +560,12 @@ struct StoreWrites {
                 yield &others[index - 1]
             }
         }
+    }
+
+    /// Makes room for `count` inserted rows and objects in the first store's entry.
+    mutating func reserveFirst(inserted count: Int) {
+        first?.request.inserted.reserveCapacity(count)
+        first?.insertedObjects.reserveCapacity(count)
     }
 
     /// Runs `body` on every entry, in the order their stores were first looked up (with no

@@ -15,8 +15,10 @@ public struct RowSnapshot: Sendable, Hashable {
     public private(set) var entity: EntityDescription
     /// The row's primary key (`Z_PK`).
     public private(set) var primaryKey: Int64
-    /// The address of the store's ``StoreToken`` for a row made without an ID; 0 otherwise
-    /// (the ID's key names the store).
+    /// The address of the store's ``StoreToken`` for a row made without an ID; for a row made
+    /// with one (whose key names the store), 1 when that ID is temporary and 0 otherwise, so
+    /// ``isTemporaryID`` reads no ID (a save's rows are read long after their IDs were made,
+    /// and each ID read there is a cache miss).
     private var storeBits: UInt
     /// The ID the row was made with, if any.
     private var madeID: ManagedObjectID?
@@ -29,7 +31,19 @@ public struct RowSnapshot: Sendable, Hashable {
     public init(objectID: ManagedObjectID, version: Int64, values: [StoreValue]) {
         self.entity = objectID.entity
         self.primaryKey = objectID.primaryKey
-        self.storeBits = 0
+        self.storeBits = objectID.isTemporaryID ? 1 : 0
+        self.madeID = objectID
+        self.version = version
+        self.values = values
+    }
+
+    /// A row made with `objectID`, whose entity, primary key and temporary flag the caller
+    /// knows already (an object's own fields), so the ID is not read.
+    init(objectID: ManagedObjectID, entity: EntityDescription, primaryKey: Int64, isTemporaryID: Bool,
+         version: Int64, values: [StoreValue]) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.storeBits = isTemporaryID ? 1 : 0
         self.madeID = objectID
         self.version = version
         self.values = values
@@ -53,7 +67,7 @@ public struct RowSnapshot: Sendable, Hashable {
             madeID = newValue
             entity = newValue.entity
             primaryKey = newValue.primaryKey
-            storeBits = 0
+            storeBits = newValue.isTemporaryID ? 1 : 0
         }
     }
 
@@ -66,7 +80,7 @@ public struct RowSnapshot: Sendable, Hashable {
     /// Whether the row's object has a temporary ID (a new object, not saved yet), read without
     /// making or retaining an ID: only a row made with an ID can have a temporary one.
     public var isTemporaryID: Bool {
-        @inline(__always) get { madeID?.isTemporaryID ?? false }
+        @inline(__always) get { madeID != nil && storeBits != 0 }
     }
 
     /// The key a context files the row's object under (``ObjectKey``).

@@ -131,7 +131,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
         let assignedKeys = try inGroupCommit("saving to the store failed") { connection -> [ManagedObjectID?] in
             historyNumber = nil
             // Keys for new objects, allocated in this transaction: rolled back with it.
-            let assigned = assigningKeys ? try assignKeys(to: request.inserted, connection) : []
+            let (assigned, firstConsecutiveKey) = assigningKeys ? try assignKeys(to: request.inserted, connection) : ([], nil)
             // The request with permanent IDs everywhere, when anything besides the inserted rows'
             // own keys needs them; otherwise (the common case: no references to new objects, no
             // uniqueness checks, no to-many changes) the rows keep their temporary IDs and each
@@ -148,10 +148,21 @@ extension SQLiteStore: InTransactionKeyAssigning {
             // once per run of rows, and each row's values are bound in place.
             var runPlan: EntityWritePlan?
             var runStatement: SQLiteStatement?
-            for (position, row) in changes.inserted.enumerated() {
-                let assignedID = position < keys.count ? keys[position] : nil
-                let key = assignedID?.primaryKey ?? row.primaryKey
-                if assignedID == nil && row.isTemporaryID { throw temporaryRowError(row) }
+            // By index: each row is read in place, not copied (and retained) per row.
+            for position in changes.inserted.indices {
+                let row = changes.inserted[position]
+                // Keys handed out in one run are the first key plus the position: the new
+                // IDs (made long before, out of cache by now) are not read.
+                let hasAssignedKey = position < keys.count && keys[position] != nil
+                let key: Int64
+                if hasAssignedKey, let firstConsecutiveKey {
+                    key = firstConsecutiveKey + Int64(position)
+                } else if hasAssignedKey, let assignedID = keys[position] {
+                    key = assignedID.primaryKey
+                } else {
+                    if row.isTemporaryID { throw temporaryRowError(row) }
+                    key = row.primaryKey
+                }
                 if runPlan?.entity !== row.entity {
                     runStatement?.reset()
                     let plan = try writePlan(for: row.entity)
@@ -167,7 +178,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
                 _ = try bindColumns(row, plan.columns, to: statement, from: 4)
                 while try statement.step() {}
                 // A key allocated above is within Z_MAX already.
-                if request.inserted[position].isTemporaryID { continue }
+                if position < assigned.count && assigned[position] != nil { continue }
                 maxKeyByRoot[plan.keySequence] = max(maxKeyByRoot[plan.keySequence] ?? 0, key)
             }
             runStatement?.reset()
@@ -253,20 +264,24 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// ``takeKeys(_:sequence:_:)``), inside the caller's transaction; returns the permanent IDs
     /// by position (`nil` for rows that had one already), or an empty array when no row had a
     /// temporary ID. Keys are handed out in row order.
-    private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> [ManagedObjectID?] {
+    ///
+    /// Also returns the first key when every row was given one, in row order and consecutive
+    /// (the row at position `i` has the first key plus `i`), or `nil`.
+    private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> ([ManagedObjectID?], Int64?) {
         // The common case: every row new and of one entity (a single insert, or a batch of one
         // kind). One key sequence, no per-root tables.
         if let first = rows.first, first.isTemporaryID,
            rows.allSatisfy({ $0.entity === first.entity && $0.isTemporaryID }) {
             let entity = first.entity
-            var key = try takeKeys(Int64(rows.count), sequence: try writePlan(for: entity).keySequence, connection)
+            let firstKey = try takeKeys(Int64(rows.count), sequence: try writePlan(for: entity).keySequence, connection)
+            var key = firstKey
             var assigned: [ManagedObjectID?] = []
             assigned.reserveCapacity(rows.count)
             for _ in rows.indices {
                 assigned.append(ManagedObjectID(entity: entity, store: storeToken, primaryKey: key))
                 key += 1
             }
-            return assigned
+            return (assigned, firstKey)
         }
         var roots: [Int] = []
         roots.reserveCapacity(rows.count)
@@ -287,7 +302,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
             runCount += 1
         }
         if runCount > 0 { countByRoot[lastRoot, default: 0] += runCount }
-        guard !countByRoot.isEmpty else { return [] }
+        guard !countByRoot.isEmpty else { return ([], nil) }
         var nextKeyByRoot: [Int: Int64] = [:]
         for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
             nextKeyByRoot[root] = try takeKeys(count, sequence: root, connection)
@@ -307,7 +322,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
             assigned.append(ManagedObjectID(entity: row.entity, store: storeToken, primaryKey: runKey))
             runKey += 1
         }
-        return assigned
+        return (assigned, nil)
     }
 
     private func checkedLayout(_ row: RowSnapshot) throws -> SQLiteSchema.EntityLayout {
