@@ -10,4 +10,17 @@ extension ManagedObject {
         willAccessValue()
         return values[slot]
     }
+
+    /// The object's ``storeVersion`` and the values of all its slots (laid out by
+    /// ``EntityDescription/slots``: element `i` is what ``primitiveValue(atSlot:)`` returns for
+    /// slot `i`), loading a fault once (a PersistKit addition).
+    ///
+    /// For code that writes a whole object: one call instead of one per slot, and the values
+    /// read in place from the array (each ``primitiveValue(atSlot:)`` copies its value out, a
+    /// switch over every case of ``StoreValue``, and destroys the copy after). The array is a
+    /// copy: later changes to the object do not show in it.
+    public func versionAndValues() -> (version: Int64, values: [StoreValue]) {
+        willAccessValue()
+        return (committed?.version ?? 0, values)
+    }
 }

@@ -79,6 +79,9 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     @exclusivity(unchecked) var events: EventQueue
     /// `moveEvents()` is running (it flushes, and a flush may call it again).
     @exclusivity(unchecked) var movingEvents = false
+    /// The time of the event ``handle(_:)`` is handling, read once for every time stamp it
+    /// sets (see ``now()``); `nil` outside of it.
+    @exclusivity(unchecked) private var eventTime: DispatchTime?
 
     init(id: Int, descriptor: Int32, loop: EventLoop, session: Session, configuration: ServerConfiguration,
          statistics: ServerStatistics, onClose: @escaping @Sendable (Connection) -> Void) {
@@ -110,6 +113,10 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
 
     /// What the descriptor became (`EventLoopHandler`): reads, or writes what waits.
     func handle(_ events: Epoll.Events) {
+        // One clock read per event: reading, answering and writing a batch stamp up to four
+        // times, microseconds apart, and the timeouts they serve count in seconds.
+        eventTime = .now()
+        defer { eventTime = nil }
         if interest.contains(.readable), !events.isDisjoint(with: [.readable, .hangUp]) { readAvailable() }
         if !closed, interest.contains(.writable), !events.isDisjoint(with: [.writable, .hangUp]) { flush() }
     }
@@ -140,6 +147,12 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
         interest = wanted
     }
 
+    /// The current time: the time of the event being handled, else the clock's (a task of
+    /// the loop: a write's replies, a timeout check).
+    private func now() -> DispatchTime {
+        eventTime ?? .now()
+    }
+
     // MARK: - Reading
 
     private func readAvailable() {
@@ -157,7 +170,7 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
                 stopReading()
                 return closeWhenDone()
             }
-            lastActivity = .now()
+            lastActivity = now()
             let drained = count < buffer.count
             framer.append(UnsafeBufferPointer(rebasing: buffer[0..<count]))
             frames()
@@ -299,7 +312,7 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     private func answeredNow(_ count: Int, _ answer: (inout [UInt8]) -> Bool) -> Bool {
         let idle = outputStart >= output.count
         guard answer(&output) else { return false }
-        if idle { lastWrite = .now() }
+        if idle { lastWrite = now() }
         finishWritten(count)
         if inputDone && pending.isEmpty { closeWhenDone() }
         return true
@@ -400,7 +413,7 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     /// with one `send`, and lets the next request start.
     private func finish(_ replies: [WireReply]) {
         if !closed {
-            if outputStart >= output.count { lastWrite = .now() }
+            if outputStart >= output.count { lastWrite = now() }
             for reply in replies { reply.write(to: &output) }
         }
         finishWritten(replies.count)
@@ -411,7 +424,7 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     private func finishWritten(_ count: Int) {
         busy = false
         queuedRequests -= count
-        lastActivity = .now()
+        lastActivity = now()
         statistics.requestsServed.add(count, ordering: .relaxed)
         if !closed { flush() }
         moveEvents()
@@ -419,7 +432,7 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
 
     private func deliver(_ reply: WireReply) {
         guard !closed else { return }
-        if outputStart >= output.count { lastWrite = .now() }
+        if outputStart >= output.count { lastWrite = now() }
         reply.write(to: &output)
         flush()
     }
@@ -438,7 +451,7 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
             }
             if count < 0 { return close() } // EPIPE, ECONNRESET: the client is gone.
             outputStart += count
-            lastWrite = .now()
+            lastWrite = now()
             loop.noteOutput()
         }
         output.removeAll(keepingCapacity: output.count < 1 << 20)

@@ -34,17 +34,28 @@ extension Session {
     }
 
     private func writeSimpleGets(_ gets: [SimpleGet], in readContext: ManagedObjectContext, into output: inout [UInt8]) {
+        // Each `get`'s object when the context holds it loaded and not deleted, else `nil`, in
+        // room on the stack (a batch holds at most `Connection.maximumBatch` gets; a larger
+        // one goes to the heap): no array allocated and freed per batch.
+        withUnsafeTemporaryAllocation(of: ManagedObject?.self, capacity: gets.count) { loaded in
+            loaded.initialize(repeating: nil)
+            defer { loaded.deinitialize() }
+            writeSimpleGets(gets, loaded: loaded, in: readContext, into: &output)
+        }
+        releaseObjects(after: readContext)
+    }
+
+    /// ``writeSimpleGets(_:in:into:)`` with `loaded`, room for each `get`'s object (all `nil`).
+    private func writeSimpleGets(_ gets: [SimpleGet], loaded: UnsafeMutableBufferPointer<ManagedObject?>,
+                                 in readContext: ManagedObjectContext, into output: inout [UInt8]) {
         // Read once per batch (a copy under the state's lock), not once per request; so is
         // whether this peer may `get` at all, which decides the same for every `get` here.
         let policy = state.policy
         let mayGet = policy.allows(peer, op: "get")
         // Each `get` still logs its debug line; a refused one is refused (and logged) in turn.
         let admitEach = !mayGet || Logger.daemon.isEnabled(.debug)
-        // Each `get`'s object when the context holds it loaded and not deleted, else `nil`
-        // (asked for through `existingObject`); and the `get`s whose store is gone (the
-        // general path answers them, with its error), usually none.
-        var loaded: [ManagedObject?] = []
-        loaded.reserveCapacity(gets.count)
+        // The `get`s whose store is gone (the general path answers them, with its error),
+        // usually none; the others' objects not loaded are asked for through `existingObject`.
         var storeGone: [Int] = []
         var missing = 0
         var checked: WireObjectIDPrefix?
@@ -57,12 +68,11 @@ extension Session {
             }
             guard present else {
                 storeGone.append(index)
-                loaded.append(nil)
                 continue
             }
             let object = loadedObject(prefix: prefix, key: gets[index].key, in: readContext)
             if object == nil { missing += 1 }
-            loaded.append(object)
+            loaded[index] = object
         }
         // As `preloadObjects(of:in:)`: one store call for the objects of several gets.
         if missing > 1, mayGet {
@@ -123,6 +133,5 @@ extension Session {
                 }
             }
         }
-        releaseObjects(after: readContext)
     }
 }

@@ -101,34 +101,43 @@ enum WireObjectWriter {
         stage.append(prefix.objectHead, spill: &output)
         stage.writeInteger(key, spill: &output)
         stage.append(prefix.objectMiddle, spill: &output)
-        // Reading the version fills a fault; the values read next are the ones it is the version of.
-        stage.writeInteger(object.storeVersion, spill: &output)
+        // The version and the values in one call: reading them fills a fault once, and the
+        // values are the ones the version is of.
+        let (version, values) = object.versionAndValues()
+        stage.writeInteger(version, spill: &output)
         stage.append(",\"values\":{", spill: &output)
-        plan.names.withUnsafeBufferPointer { names in
-            plan.steps.withUnsafeBufferPointer { steps in
-                // No names: no steps either (each step has its `"name":`).
-                guard let base = names.baseAddress else { return }
-                for index in steps.indices {
-                    let step = steps[index]
-                    let name = base + Int(step.nameStart)
-                    guard step.slot >= 0 else {
+        values.withUnsafeBufferPointer { values in
+            plan.names.withUnsafeBufferPointer { names in
+                plan.steps.withUnsafeBufferPointer { steps in
+                    // No names: no steps either (each step has its `"name":`).
+                    guard let base = names.baseAddress else { return }
+                    // Every slot of the plan is in `values` (an object has a value per slot of
+                    // its entity, and the plan is of that entity): checked once, not per step.
+                    let inRange = plan.slotLimit <= values.count
+                    for index in steps.indices {
+                        let step = steps[index]
+                        let name = base + Int(step.nameStart)
+                        guard step.slot >= 0 else {
+                            stage.append(UnsafeBufferPointer(start: name, count: Int(step.nameCount)), spill: &output)
+                            stage.flush(into: &output)
+                            WireValueCoder.value(of: object, property: plan.properties[index]).write(to: &output)
+                            continue
+                        }
+                        let slot = Int(step.slot)
+                        // Read in place: an integer's payload without copying the value out.
+                        if inRange, step.writesIntegers, case .integer(let integer) = values[slot] {
+                            // An integer attribute's name and digits in one step (the usual value).
+                            stage.append(name, count: Int(step.nameCount), thenInteger: integer, spill: &output)
+                            continue
+                        }
                         stage.append(UnsafeBufferPointer(start: name, count: Int(step.nameCount)), spill: &output)
-                        stage.flush(into: &output)
-                        WireValueCoder.value(of: object, property: plan.properties[index]).write(to: &output)
-                        continue
-                    }
-                    let value = object.primitiveValue(atSlot: Int(step.slot))
-                    // An integer attribute's name and digits in one step (the usual value).
-                    if step.writesIntegers, case .integer(let integer) = value {
-                        stage.append(name, count: Int(step.nameCount), thenInteger: integer, spill: &output)
-                        continue
-                    }
-                    stage.append(UnsafeBufferPointer(start: name, count: Int(step.nameCount)), spill: &output)
-                    if case .null = value {
-                        stage.append("null", spill: &output)
-                    } else {
-                        stage.flush(into: &output)
-                        write(value, type: plan.types[index], to: &output)
+                        let value = inRange ? values[slot] : object.primitiveValue(atSlot: slot)
+                        if case .null = value {
+                            stage.append("null", spill: &output)
+                        } else {
+                            stage.flush(into: &output)
+                            write(value, type: plan.types[index], to: &output)
+                        }
                     }
                 }
             }

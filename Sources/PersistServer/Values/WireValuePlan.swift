@@ -22,6 +22,9 @@ final class WireValuePlan: Sendable {
     /// Each property's step, in order: everything the writer of a whole object needs of it in
     /// one flat array (see ``Step``).
     let steps: [Step]
+    /// One more than the highest slot of ``slots`` (0 when none): an object's values array of
+    /// at least this many holds every slot the plan reads.
+    let slotLimit: Int
 
     /// What ``WireObjectWriter`` does for one property of an object.
     struct Step {
@@ -62,6 +65,7 @@ final class WireValuePlan: Sendable {
                               slot: Int32(slots[index]), writesIntegers: WireObjectWriter.writesDigits(type)))
         }
         self.steps = steps
+        self.slotLimit = (slots.max() ?? -1) + 1
         self.entity = entity
         self.count = properties.count
         self.names = names

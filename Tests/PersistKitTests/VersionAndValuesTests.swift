@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+@testable import PersistKit
+
+/// `versionAndValues()` reads what `storeVersion` and `primitiveValue(atSlot:)` read, slot by
+/// slot, filling a fault once.
+@Suite("Version and values of an object", .timeLimit(.minutes(1)))
+struct VersionAndValuesTests {
+    typealias M = ContextTestModel
+    typealias S = FetchTestSupport
+
+    /// Every slot's value as `primitiveValue(atSlot:)` gives it.
+    private func slotValues(_ object: ManagedObject) -> [StoreValue] {
+        object.entity.slots.indices.map { object.primitiveValue(atSlot: $0) }
+    }
+
+    @Test(arguments: S.storeTypes)
+    func aFetchedFaultIsFilledAndReadAsItsSlotsAndVersion(_ type: StoreType) throws {
+        let coordinator = try S.coordinator(type)
+        let writer = M.context(coordinator)
+        try writer.performAndWait {
+            let brewery = M.insert("Brewery", into: writer, ["name": "North"])
+            _ = M.insert("Beer", into: writer, ["name": "Tripel", "abv": 8.5, "ibu": Int16(30), "brewery": brewery])
+            try writer.save()
+            // Saved twice: the version read back is the second save's.
+            let beer = try writer.fetch(M.request("Beer")).first
+            beer?.setValue(9.0, forKey: "abv")
+            try writer.save()
+        }
+        let reader = M.context(coordinator)
+        try reader.performAndWait {
+            let beers = try reader.fetch(M.request("Beer"))
+            let beer = try #require(beers.first)
+            #expect(beer.isFault)
+            let (version, values) = beer.versionAndValues()
+            #expect(!beer.isFault)
+            #expect(version == beer.storeVersion)
+            #expect(version == 2)
+            #expect(values.count == beer.entity.slots.count)
+            #expect(values == slotValues(beer))
+            let abv = try #require(beer.entity.slotIndex(of: "abv"))
+            #expect(values[abv] == .double(9))
+            let name = try #require(beer.entity.slotIndex(of: "name"))
+            #expect(values[name] == .string("Tripel"))
+            // The to-one relationship's slot holds the brewery's ID.
+            let brewery = try #require(beer.entity.slotIndex(of: "brewery"))
+            guard case .object = values[brewery] else {
+                Issue.record("the brewery slot holds \(values[brewery])")
+                return
+            }
+        }
+    }
+
+    @Test func unsavedChangesShowInTheValuesNotInTheVersionAndTheArrayIsACopy() throws {
+        let coordinator = try M.coordinator()
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let beer = M.insert("Beer", into: context, ["name": "Saison", "abv": 6.0])
+            // Never saved: version 0, as `storeVersion`.
+            let (newVersion, newValues) = beer.versionAndValues()
+            #expect(newVersion == 0)
+            #expect(newValues == slotValues(beer))
+            try context.save()
+            beer.setValue(6.5, forKey: "abv")
+            let (version, values) = beer.versionAndValues()
+            #expect(version == 1)
+            #expect(version == beer.storeVersion)
+            let abv = try #require(beer.entity.slotIndex(of: "abv"))
+            #expect(values[abv] == .double(6.5))
+            #expect(values == slotValues(beer))
+            // Later changes do not reach the array already read.
+            beer.setValue(7.0, forKey: "abv")
+            #expect(values[abv] == .double(6.5))
+            #expect(beer.primitiveValue(atSlot: abv) == .double(7))
+        }
+    }
+}
