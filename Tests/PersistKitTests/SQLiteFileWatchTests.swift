@@ -77,4 +77,129 @@ struct SQLiteFileWatchTests {
             for store in reopened.persistentStores { try reopened.remove(store) }
         }
     }
+
+    // MARK: - The directory standing for both files
+
+    /// A WAL database at `directory/name` with a row written (so its `-wal` exists), open on
+    /// the returned connection.
+    private func walDatabase(in directory: URL, _ name: String = "watched.sqlite") throws -> (String, SQLiteConnection) {
+        let path = directory.appendingPathComponent(name).path
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("PRAGMA journal_mode=WAL")
+        try connection.execute("CREATE TABLE t (x INTEGER)")
+        try connection.execute("INSERT INTO t VALUES (1)")
+        return (path, connection)
+    }
+
+    /// The code `check` throws, or `nil`.
+    private func checkError(_ watch: SQLiteFileWatch, _ connection: SQLiteConnection) -> PersistenceError? {
+        do { try watch.check(connection) } catch { return error as? PersistenceError }
+        return nil
+    }
+
+    /// A clock far past every file time: every directory stamp is settled.
+    private static let lateClock: @Sendable () -> Int64 = { Int64.max / 2 }
+
+    @Test("once the directory is settled it alone is looked at; a -wal replaced afterwards is still refused")
+    func directoryStandsForFilesUntilWALReplaced() throws {
+        let directory = try SQLiteTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (path, connection) = try walDatabase(in: directory)
+        defer { try? connection.close() }
+        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock)
+        let exact = SQLiteDirectoryStamp.keepsExactTimes(cString: directory.path.utf8CString)
+        for _ in 0..<3 { try watch.check(connection) }
+        // One look at the files, then the directory alone (where its times can be trusted).
+        #expect(watch.checkCounts == (exact ? (2, 1) : (0, 3)))
+
+        let wal = path + "-wal", copy = directory.appendingPathComponent("copy").path
+        try FileManager.default.copyItem(atPath: wal, toPath: copy)
+        #expect(rename(copy, wal) == 0)
+        let error = checkError(watch, connection)
+        #expect(error?.code == .persistentStoreReplaced)
+        #expect(error?.message.contains("-wal file was replaced") == true)
+        #expect(watch.checkCounts.files == (exact ? 2 : 4))
+        #expect(checkError(watch, connection)?.code == .persistentStoreReplaced)
+    }
+
+    @Test("the store file moved away after the directory was trusted: refused")
+    func storeMovedAfterDirectoryTrusted() throws {
+        let directory = try SQLiteTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (path, connection) = try walDatabase(in: directory)
+        defer { try? connection.close() }
+        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock)
+        for _ in 0..<2 { try watch.check(connection) }
+        try FileManager.default.moveItem(atPath: path, toPath: directory.appendingPathComponent("moved.sqlite").path)
+        let error = checkError(watch, connection)
+        #expect(error?.code == .persistentStoreReplaced)
+        #expect(error?.message.contains("deleted or moved away") == true)
+    }
+
+    @Test("another file added to the directory: the files are looked at again, nothing is refused, the new stamp is trusted")
+    func unrelatedChangeInDirectory() throws {
+        let directory = try SQLiteTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (path, connection) = try walDatabase(in: directory)
+        defer { try? connection.close() }
+        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock)
+        guard SQLiteDirectoryStamp.keepsExactTimes(cString: directory.path.utf8CString) else { return }
+        for _ in 0..<2 { try watch.check(connection) }
+        #expect(watch.checkCounts == (1, 1))
+        #expect(FileManager.default.createFile(atPath: directory.appendingPathComponent("other").path, contents: Data()))
+        try watch.check(connection)
+        #expect(watch.checkCounts == (1, 2))
+        try watch.check(connection)
+        #expect(watch.checkCounts == (2, 2))
+    }
+
+    @Test("a directory changed too recently to be trusted: both files are looked at every time")
+    func unsettledDirectoryIsNotTrusted() throws {
+        let directory = try SQLiteTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (path, connection) = try walDatabase(in: directory)
+        defer { try? connection.close() }
+        // A clock before every file time: no stamp is ever settled.
+        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: { 0 })
+        for _ in 0..<3 { try watch.check(connection) }
+        #expect(watch.checkCounts == (0, 3))
+        try FileManager.default.removeItem(atPath: path + "-wal")
+        #expect(checkError(watch, connection)?.message.contains("-wal file was deleted") == true)
+    }
+
+    @Test("a store path that is a symbolic link: its files are looked at every time, and a replaced target is refused")
+    func symbolicLinkIsNotStoodFor() throws {
+        let directory = try SQLiteTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let real = directory.appendingPathComponent("real"), links = directory.appendingPathComponent("links")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: links, withIntermediateDirectories: true)
+        let (path, connection) = try walDatabase(in: real)
+        defer { try? connection.close() }
+        let link = links.appendingPathComponent("watched.sqlite").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        let watch = SQLiteFileWatch(path: link, watchesWAL: true, clock: Self.lateClock)
+        for _ in 0..<3 { try watch.check(connection) }
+        #expect(watch.checkCounts == (0, 3))
+        // The target replaced in its own directory: the link's directory does not change.
+        let other = real.appendingPathComponent("other.sqlite").path
+        try FileManager.default.copyItem(atPath: path, toPath: other)
+        #expect(rename(other, path) == 0)
+        #expect(checkError(watch, connection)?.code == .persistentStoreReplaced)
+    }
+
+    @Test("timestamp granularity read off the change time; settled a granularity after it")
+    func directoryStampGranularity() {
+        func stamp(_ changed: Int64) -> SQLiteDirectoryStamp {
+            SQLiteDirectoryStamp(device: 1, inode: 2, changed: changed, modified: changed)
+        }
+        #expect(stamp(1_700_000_000_123_456_789).granularity == 1)
+        #expect(stamp(1_700_000_000_120_000_000).granularity == 10_000_000)
+        #expect(stamp(1_700_000_000_000_000_000).granularity == 2_000_000_000)
+        #expect(stamp(1_000_000_001).isSettled(at: 1_000_000_002))
+        #expect(!stamp(1_000_000_001).isSettled(at: 1_000_000_001))
+        #expect(!stamp(1_000_000_000).isSettled(at: 2_999_999_999))
+        #expect(stamp(1_000_000_000).isSettled(at: 3_000_000_000))
+        #expect(stamp(1_000_000_001).settlesAt == 1_000_000_002)
+    }
 }

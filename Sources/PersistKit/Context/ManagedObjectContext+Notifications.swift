@@ -82,11 +82,12 @@ extension ManagedObjectContext {
 
     /// ``processPendingChanges()`` on the context's queue, returning the set of inserted
     /// objects it posted (empty when it posted nothing), so a save can post the same set again
-    /// when it saves exactly those objects.
-    func processPendingChangesReturningInserted() -> Set<ManagedObject> {
+    /// when it saves exactly those objects. `posts` is ``postsNotifications`` when the caller
+    /// read it already.
+    func processPendingChangesReturningInserted(posts: Bool? = nil) -> Set<ManagedObject> {
         if !pendingDeletePropagation.isEmpty { propagateDeletes() }
         if unprocessedInserted.isEmpty && unprocessedUpdated.isEmpty && unprocessedDeleted.isEmpty { return [] }
-        guard postsNotifications else {
+        guard posts ?? postsNotifications else {
             // Nothing to post: the pending lists are only forgotten, no set is built.
             Self.clearPending(&unprocessedInserted)
             Self.clearPending(&unprocessedUpdated)

@@ -17,8 +17,10 @@ extension ManagedObjectContext {
     public func save() throws {
         try onQueue {
             guard hasChanges else { return }
-            let pendingInserted = processPendingChangesReturningInserted()
-            if postsNotifications { post(Self.willSaveObjectsNotification, userInfo: [:]) }
+            // The settings a save reads, under one lock.
+            let (posts, parent) = settings.withLock { ($0.postsNotifications, $0.parent) }
+            let pendingInserted = processPendingChangesReturningInserted(posts: posts)
+            if posts { post(Self.willSaveObjectsNotification, userInfo: [:]) }
             let inserted = insertedByID.values.filter { !$0._isDeleted }
             let deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
             let updated = changedByID.isEmpty ? [] : changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
@@ -297,7 +299,8 @@ extension ManagedObjectContext {
     /// Writes `plan` with one request per store, built in place: copying a request out of an
     /// array and back for every object would copy its arrays each time.
     func writeToStores(_ plan: CommitPlan, known: StoreWrites.Known? = nil) throws {
-        var writes = StoreWrites(author: transactionAuthor, contextName: name, known: known)
+        let (author, contextName) = settings.withLock { ($0.transactionAuthor, $0.name) }
+        var writes = StoreWrites(author: author, contextName: contextName, known: known)
         if let firstObject = plan.inserted.first, try writes.index(for: firstObject.entity, in: self) == 0 {
             // The first store's arrays sized once (most saves go to one store): a large insert
             // then copies no growing arrays of rows and objects.

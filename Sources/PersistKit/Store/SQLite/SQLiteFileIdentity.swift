@@ -32,6 +32,22 @@ struct SQLiteFileIdentity: Equatable, Sendable, CustomStringConvertible {
         return SQLiteFileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
+    /// ``of(cString:)``, noting in `isLink` whether the path itself is a symbolic link (looked
+    /// at with `lstat`: one system call when it is not, as many as ``of(cString:)`` makes).
+    static func of(cString path: ContiguousArray<CChar>, isLink: inout Bool) -> SQLiteFileIdentity? {
+        var info = stat()
+        let found = path.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return false }
+            return lstat(base, &info) == 0
+        }
+        guard found else { return nil }
+        if (info.st_mode & S_IFMT) == S_IFLNK {
+            isLink = true
+            return of(cString: path)
+        }
+        return SQLiteFileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
     /// `device:inode`.
     var description: String { "\(device):\(inode)" }
 }

@@ -7,10 +7,17 @@ import Foundation
 /// file renamed over by another, or a `-wal` file deleted, under a running process goes
 /// unnoticed: writes "succeed" into a file no one can open any more, and a later process may
 /// even apply the old `-wal` to the new file. ``check(_:)`` runs before every write
-/// transaction (two `stat` calls) and compares both files' identities with the ones seen at
-/// open. On the first mismatch it rescues what the connection still sees (see ``rescue(_:)``)
-/// and from then on throws ``PersistenceError/Code/persistentStoreReplaced``; reads go on,
-/// from the file the store opened. See `docs/stores.md` ("The store file replaced").
+/// transaction and compares both files' identities with the ones seen at open. On the first
+/// mismatch it rescues what the connection still sees (see ``rescue(_:)``) and from then on
+/// throws ``PersistenceError/Code/persistentStoreReplaced``; reads go on, from the file the
+/// store opened. See `docs/stores.md` ("The store file replaced").
+///
+/// Both files are in one directory, and neither can be replaced, moved or deleted without
+/// changing it. Once a check found both files in place right after taking a settled stamp of
+/// the directory (``SQLiteDirectoryStamp``), later checks look at the directory alone (one
+/// `stat` instead of two) for as long as its stamp stays the same. Not for paths that are
+/// symbolic links (their files may live in another directory), nor on file systems not known
+/// to keep directory times exactly (``SQLiteDirectoryStamp/keepsExactTimes(cString:)``).
 final class SQLiteFileWatch: Sendable {
     struct State {
         /// The store file's identity at open.
@@ -19,6 +26,18 @@ final class SQLiteFileWatch: Sendable {
         var wal: SQLiteFileIdentity?
         /// The error every write throws once a change was seen.
         var failure: PersistenceError?
+        /// The directory's stamp, settled, taken just before a check found both files in place:
+        /// while the directory's stamp is the same, neither file changed.
+        var trustedDirectory: SQLiteDirectoryStamp?
+        /// The coarse time before which the directory, last seen changed too recently to be
+        /// trusted, is not looked at (the checks look at both files meanwhile).
+        var directoryUnsettledUntil: Int64 = 0
+        /// Whether the directory may stand for the files: cleared for good once either path
+        /// is found to be a symbolic link.
+        var directoryStandsForFiles: Bool
+        /// Checks answered by the directory alone, and checks that looked at the files (for tests).
+        var directoryChecks = 0
+        var fileChecks = 0
     }
 
     /// The store file's path.
@@ -27,19 +46,33 @@ final class SQLiteFileWatch: Sendable {
     /// both before every write.
     private let pathCString: ContiguousArray<CChar>
     private let walPathCString: ContiguousArray<CChar>
+    /// The directory holding both files, as a C string.
+    private let directoryCString: ContiguousArray<CChar>
     /// Whether the store is in WAL mode, so its `-wal` file is watched too.
     let watchesWAL: Bool
+    /// The coarse real-time clock (``SQLiteDirectoryStamp/coarseNow()``; tests may pass another).
+    private let clock: @Sendable () -> Int64
     private let state: Locked<State>
 
     /// Records the identities of `path` and, when `watchesWAL`, of `path-wal` now.
-    init(path: String, watchesWAL: Bool) {
+    init(path: String, watchesWAL: Bool, clock: @escaping @Sendable () -> Int64 = SQLiteDirectoryStamp.coarseNow) {
         self.path = path
         self.pathCString = path.utf8CString
         self.walPathCString = (path + "-wal").utf8CString
+        let directory = (path as NSString).deletingLastPathComponent
+        self.directoryCString = (directory.isEmpty ? "." : directory).utf8CString
         self.watchesWAL = watchesWAL
-        state = Locked(State(store: SQLiteFileIdentity.of(cString: pathCString),
-                             wal: watchesWAL ? SQLiteFileIdentity.of(cString: walPathCString) : nil))
+        self.clock = clock
+        var isLink = false
+        let store = SQLiteFileIdentity.of(cString: pathCString, isLink: &isLink)
+        let wal = watchesWAL ? SQLiteFileIdentity.of(cString: walPathCString, isLink: &isLink) : nil
+        // With one file to look at, the directory would save nothing.
+        let standsForFiles = watchesWAL && !isLink && SQLiteDirectoryStamp.keepsExactTimes(cString: directoryCString)
+        state = Locked(State(store: store, wal: wal, directoryStandsForFiles: standsForFiles))
     }
+
+    /// How many checks the directory answered alone, and how many looked at the files (for tests).
+    var checkCounts: (directory: Int, files: Int) { state.withLock { ($0.directoryChecks, $0.fileChecks) } }
 
     /// The error writes throw, once the files were found changed.
     var failure: PersistenceError? { state.withLock { $0.failure } }
@@ -50,25 +83,32 @@ final class SQLiteFileWatch: Sendable {
     func check(_ connection: SQLiteConnection) throws {
         let problem: String? = try state.withLock { state in
             if let failure = state.failure { throw failure }
-            guard let opened = state.store else {
-                state.store = SQLiteFileIdentity.of(cString: pathCString)
-                return nil
+            // Read before the directory is looked at: see SQLiteDirectoryStamp.isSettled(at:).
+            let now = state.directoryStandsForFiles ? clock() : 0
+            var directory: SQLiteDirectoryStamp?
+            if let trusted = state.trustedDirectory {
+                directory = SQLiteDirectoryStamp.of(cString: directoryCString)
+                if directory == trusted {
+                    state.directoryChecks += 1
+                    return nil
+                }
+                state.trustedDirectory = nil
+            } else if state.directoryStandsForFiles && now >= state.directoryUnsettledUntil {
+                directory = SQLiteDirectoryStamp.of(cString: directoryCString)
             }
-            guard let now = SQLiteFileIdentity.of(cString: pathCString) else {
-                return "the store file was deleted or moved away while it was open"
+            state.fileChecks += 1
+            var isLink = false
+            let problem = compare(&state, store: SQLiteFileIdentity.of(cString: pathCString, isLink: &isLink),
+                                       wal: watchesWAL ? SQLiteFileIdentity.of(cString: walPathCString, isLink: &isLink) : nil)
+            if isLink { state.directoryStandsForFiles = false }
+            if problem == nil, state.directoryStandsForFiles, let directory {
+                if directory.isSettled(at: now) {
+                    state.trustedDirectory = directory
+                } else {
+                    state.directoryUnsettledUntil = directory.settlesAt
+                }
             }
-            if now != opened {
-                return "the store file was replaced by another file while it was open (device:inode \(opened) is now \(now))"
-            }
-            guard watchesWAL else { return nil }
-            let wal = SQLiteFileIdentity.of(cString: walPathCString)
-            guard let recorded = state.wal else {
-                state.wal = wal
-                return nil
-            }
-            guard let wal else { return "its -wal file was deleted while the store was open" }
-            if wal != recorded { return "its -wal file was replaced while the store was open (device:inode \(recorded) is now \(wal))" }
-            return nil
+            return problem
         }
         guard let problem else { return }
         let rescued = rescue(connection)
@@ -81,6 +121,30 @@ final class SQLiteFileWatch: Sendable {
         let error = PersistenceError(.persistentStoreReplaced, message, path: path)
         state.withLock { $0.failure = error }
         throw error
+    }
+
+    /// What changed, comparing the files' identities now (`store`, and `wal` when the `-wal` is
+    /// watched) with the recorded ones, or `nil` when nothing did (recording an identity not
+    /// known yet).
+    private func compare(_ state: inout State, store: SQLiteFileIdentity?, wal: SQLiteFileIdentity?) -> String? {
+        guard let opened = state.store else {
+            state.store = store
+            return nil
+        }
+        guard let store else {
+            return "the store file was deleted or moved away while it was open"
+        }
+        if store != opened {
+            return "the store file was replaced by another file while it was open (device:inode \(opened) is now \(store))"
+        }
+        guard watchesWAL else { return nil }
+        guard let recorded = state.wal else {
+            state.wal = wal
+            return nil
+        }
+        guard let wal else { return "its -wal file was deleted while the store was open" }
+        if wal != recorded { return "its -wal file was replaced while the store was open (device:inode \(recorded) is now \(wal))" }
+        return nil
     }
 
     /// Connections of stores whose files were found changed, kept open until the process

@@ -131,7 +131,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
         let assignedKeys = try inGroupCommit("saving to the store failed") { connection -> [ManagedObjectID?] in
             historyNumber = nil
             // Keys for new objects, allocated in this transaction: rolled back with it.
-            let (assigned, firstConsecutiveKey) = assigningKeys ? try assignKeys(to: request.inserted, connection) : ([], nil)
+            let (assigned, firstConsecutiveKey, keyPlan) = assigningKeys ? try assignKeys(to: request.inserted, connection) : ([], nil, nil)
             // The request with permanent IDs everywhere, when anything besides the inserted rows'
             // own keys needs them; otherwise (the common case: no references to new objects, no
             // uniqueness checks, no to-many changes) the rows keep their temporary IDs and each
@@ -163,9 +163,10 @@ extension SQLiteStore: InTransactionKeyAssigning {
                     if row.isTemporaryID { throw temporaryRowError(row) }
                     key = row.primaryKey
                 }
-                if runPlan?.entity !== row.entity {
+                if runStatement == nil || runPlan?.entity !== row.entity {
                     runStatement?.reset()
-                    let plan = try writePlan(for: row.entity)
+                    // The plan the keys were taken with, if it is this entity's: not looked up again.
+                    let plan = try keyPlan.flatMap { $0.entity === row.entity ? $0 : nil } ?? writePlan(for: row.entity)
                     runStatement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: plan.layout.number)) {
                         plan.columns.insertSQL
                     }
@@ -266,14 +267,16 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// temporary ID. Keys are handed out in row order.
     ///
     /// Also returns the first key when every row was given one, in row order and consecutive
-    /// (the row at position `i` has the first key plus `i`), or `nil`.
-    private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> ([ManagedObjectID?], Int64?) {
+    /// (the row at position `i` has the first key plus `i`), or `nil`; and, when every row is
+    /// of one entity, that entity's write plan (looked up for its key sequence).
+    private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> ([ManagedObjectID?], Int64?, EntityWritePlan?) {
         // The common case: every row new and of one entity (a single insert, or a batch of one
         // kind). One key sequence, no per-root tables.
         if let first = rows.first, first.isTemporaryID,
            rows.allSatisfy({ $0.entity === first.entity && $0.isTemporaryID }) {
             let entity = first.entity
-            let firstKey = try takeKeys(Int64(rows.count), sequence: try writePlan(for: entity).keySequence, connection)
+            let plan = try writePlan(for: entity)
+            let firstKey = try takeKeys(Int64(rows.count), sequence: plan.keySequence, connection)
             var key = firstKey
             var assigned: [ManagedObjectID?] = []
             assigned.reserveCapacity(rows.count)
@@ -281,7 +284,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
                 assigned.append(ManagedObjectID(entity: entity, store: storeToken, primaryKey: key))
                 key += 1
             }
-            return (assigned, firstKey)
+            return (assigned, firstKey, plan)
         }
         var roots: [Int] = []
         roots.reserveCapacity(rows.count)
@@ -302,7 +305,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
             runCount += 1
         }
         if runCount > 0 { countByRoot[lastRoot, default: 0] += runCount }
-        guard !countByRoot.isEmpty else { return ([], nil) }
+        guard !countByRoot.isEmpty else { return ([], nil, nil) }
         var nextKeyByRoot: [Int: Int64] = [:]
         for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
             nextKeyByRoot[root] = try takeKeys(count, sequence: root, connection)
@@ -322,7 +325,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
             assigned.append(ManagedObjectID(entity: row.entity, store: storeToken, primaryKey: runKey))
             runKey += 1
         }
-        return (assigned, nil)
+        return (assigned, nil, nil)
     }
 
     private func checkedLayout(_ row: RowSnapshot) throws -> SQLiteSchema.EntityLayout {
