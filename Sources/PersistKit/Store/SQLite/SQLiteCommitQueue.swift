@@ -6,12 +6,14 @@ import Foundation
 ///
 /// A thread that submits a write while no group is running becomes the leader: it takes every
 /// write waiting (its own included), runs them in one transaction (see
-/// `SQLiteStore.commitGroup`), and then wakes their threads. A thread that submits while a
-/// group is running waits; the first of those to wake after the group becomes the next leader.
-/// No write's thread returns before its group's `COMMIT` returned (or the group failed), so
-/// nothing is acknowledged before it is durable.
+/// `SQLiteStore.commitGroup`), and then wakes their threads. Writes submitted while the leader
+/// runs its group's statements join that group before its `COMMIT` (``takeJoiners(limit:)``),
+/// so they share its commit instead of waiting for a transaction of their own. A thread that
+/// submits while a group is committing waits; the first of those to wake after the group
+/// becomes the next leader. No write's thread returns before its group's `COMMIT` returned (or
+/// the group failed), so nothing is acknowledged before it is durable.
 final class SQLiteCommitQueue: @unchecked Sendable {
-    // @unchecked Sendable: `waiting`, `leaderActive`, the counters, and every queued write's
+    // @unchecked Sendable: `waiting`, `joined`, `leaderActive`, the counters, and every queued write's
     // `failure` and `isDone` are read and written only while `condition` (a pthread mutex with
     // its condition variable) is held, except a write's `failure` while the leader runs its
     // group — the write's own thread is then parked in `submit` and reads it only after the
@@ -50,6 +52,8 @@ final class SQLiteCommitQueue: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var waiting: [Write] = []
+    /// Writes the running group's leader took from `waiting` after the group began.
+    private var joined: [Write] = []
     private var leaderActive = false
     private var counters = Counters()
 
@@ -75,15 +79,30 @@ final class SQLiteCommitQueue: @unchecked Sendable {
 
         condition.lock()
         leaderActive = false
+        let members = joined.isEmpty ? group : group + joined
+        joined = []
         counters.groups += 1
-        counters.largestGroup = max(counters.largestGroup, group.count)
-        for member in group {
+        counters.largestGroup = max(counters.largestGroup, members.count)
+        for member in members {
             member.isDone = true
             if member.failure == nil { counters.committed += 1 } else { counters.failed += 1 }
         }
         condition.broadcast()
         condition.unlock()
         if let failure = write.failure { throw failure }
+    }
+
+    /// Takes up to `limit` of the writes waiting, oldest first, into the running group: called
+    /// by its leader (inside `runGroup`) before `COMMIT`. The writes taken are done, and their
+    /// threads woken, when the group is; until then their threads wait as any member's does.
+    func takeJoiners(limit: Int) -> [Write] {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !waiting.isEmpty, limit > 0 else { return [] }
+        let taken = waiting.count <= limit ? waiting : Array(waiting.prefix(limit))
+        waiting.removeFirst(taken.count)
+        joined += taken
+        return taken
     }
 
     /// The writes waiting for the running group to finish (for tests).

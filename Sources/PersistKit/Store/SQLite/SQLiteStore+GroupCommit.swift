@@ -6,10 +6,18 @@ import Foundation
 /// a transaction commits are run together in the next one, each inside a `SAVEPOINT` of its
 /// own: a write that fails (an optimistic-locking conflict, a uniqueness violation, a bad row)
 /// is rolled back alone (`ROLLBACK TO`) and gets its own error, and the others are committed.
+/// Writes that queue up while the group's statements run join it before its `COMMIT`, each in
+/// a savepoint too (up to ``groupLimit`` writes a transaction): no write waits longer for its
+/// acknowledgement than for a transaction of its own would make it, and one commit's pages
+/// are written for all of them.
 /// Each write's thread waits until `COMMIT` returned, so no save is acknowledged before it is
 /// durable; if `COMMIT` itself fails, every write of the group fails with that error and
 /// nothing of it was written.
 extension SQLiteStore {
+    /// The most writes one transaction of the group commit runs, joiners included (the first
+    /// group taken from the queue is never cut).
+    static let groupLimit = 64
+
     /// Runs `body` (a write's statements) in the transaction of a group commit, and returns its
     /// result once that transaction committed. `body` may run more than once when the group
     /// has to be retried (another process held the write lock); its last run counts. SQLite
@@ -34,43 +42,31 @@ extension SQLiteStore {
     /// failed, the largest group.
     var groupCommitCounters: SQLiteCommitQueue.Counters { commitQueue.snapshot }
 
-    /// Runs `group` in one `BEGIN IMMEDIATE` transaction and sets each write's `failure`.
+    /// Runs `group`, and the writes that join it meanwhile, in one `BEGIN IMMEDIATE`
+    /// transaction and sets each write's `failure`.
     private func commitGroup(_ group: [SQLiteCommitQueue.Write]) {
+        // Every write run so far: a retry (the store was busy) runs them all again.
+        var members = group
         do {
             // A write connection: the store file and its -wal are checked first (SQLiteFileWatch).
             try withWriteConnection(.sqlite, group.count == 1 ? group[0].what : "committing \(group.count) writes failed") { connection in
-                // A retry (the store was busy) runs the whole group again.
-                for write in group { write.failure = nil }
+                for write in members { write.failure = nil }
                 // Keys reserved ahead in a transaction or savepoint rolled back are not covered
                 // by Z_MAX any more: the connection forgets its blocks (SQLiteKeyReservations).
                 do {
                     try connection.inTransaction(.immediate) {
-                        if group.count == 1 {
+                        if members.count == 1 {
                             // Alone, a write needs no savepoint: its failure rolls the transaction back.
-                            try group[0].body?(connection)
-                            return
+                            try members[0].body?(connection)
+                        } else {
+                            for write in members { try runInSavepoint(write, connection) }
                         }
-                        // Prepared once per connection, found by integer keys.
-                        func run(_ key: Int, _ sql: String) throws {
-                            try connection.cachedStatement(key: key) { sql }.execute()
-                        }
-                        for write in group {
-                            try run(SQLiteWriteStatementKey.savepoint, #"SAVEPOINT "persist_write""#)
-                            do {
-                                try write.body?(connection)
-                                try run(SQLiteWriteStatementKey.releaseSavepoint, #"RELEASE "persist_write""#)
-                            } catch {
-                                // The whole transaction is gone (SQLITE_FULL and the like), or the
-                                // store is busy: the group fails, or is retried, as one.
-                                if connection.isAutocommit { throw error }
-                                if let sqlite = error as? SQLiteError, Self.isBusy(sqlite) { throw error }
-                                try run(SQLiteWriteStatementKey.rollbackToSavepoint, #"ROLLBACK TO "persist_write""#)
-                                try run(SQLiteWriteStatementKey.releaseSavepoint, #"RELEASE "persist_write""#)
-                                connection.keyReservations.forgetBlocks()
-                                // History strings the write inserted are gone with it.
-                                connection.historyStrings.rollBack()
-                                write.failure = mapped(error, write.what)
-                            }
+                        // Writes that queued while these ran join before the commit.
+                        while members.count < Self.groupLimit {
+                            let joiners = commitQueue.takeJoiners(limit: Self.groupLimit - members.count)
+                            if joiners.isEmpty { break }
+                            members += joiners
+                            for write in joiners { try runInSavepoint(write, connection) }
                         }
                     }
                 } catch {
@@ -79,7 +75,31 @@ extension SQLiteStore {
                 }
             }
         } catch {
-            for write in group { write.failure = write.failure ?? mapped(error, write.what) }
+            for write in members { write.failure = write.failure ?? mapped(error, write.what) }
+        }
+    }
+
+    /// Runs `write` inside a `SAVEPOINT` of the group's transaction: if it fails, it alone is
+    /// rolled back and given its failure; an error that ends the whole transaction (SQLITE_FULL
+    /// and the like), or a busy store, is thrown for the group to fail, or be retried, as one.
+    private func runInSavepoint(_ write: SQLiteCommitQueue.Write, _ connection: SQLiteConnection) throws {
+        // Prepared once per connection, found by integer keys.
+        func run(_ key: Int, _ sql: String) throws {
+            try connection.cachedStatement(key: key) { sql }.execute()
+        }
+        try run(SQLiteWriteStatementKey.savepoint, #"SAVEPOINT "persist_write""#)
+        do {
+            try write.body?(connection)
+            try run(SQLiteWriteStatementKey.releaseSavepoint, #"RELEASE "persist_write""#)
+        } catch {
+            if connection.isAutocommit { throw error }
+            if let sqlite = error as? SQLiteError, Self.isBusy(sqlite) { throw error }
+            try run(SQLiteWriteStatementKey.rollbackToSavepoint, #"ROLLBACK TO "persist_write""#)
+            try run(SQLiteWriteStatementKey.releaseSavepoint, #"RELEASE "persist_write""#)
+            connection.keyReservations.forgetBlocks()
+            // History strings the write inserted are gone with it.
+            connection.historyStrings.rollBack()
+            write.failure = mapped(error, write.what)
         }
     }
 

@@ -21,29 +21,69 @@ extension SQLiteStore: PersistentHistoryStore {
     static let changeEntityNumber: Int64 = 16002
     static let stringEntityNumber: Int64 = 16003
 
+    /// The `Z_NAME`s of the history's rows in `Z_PRIMARYKEY` (written only by a purge, see
+    /// ``historyNumberFloors``).
+    static let transactionEntityName = "TRANSACTION"
+    static let changeEntityName = "CHANGE"
+
     /// The history tables and indexes; `IF NOT EXISTS`, so opening a store twice, or from two
     /// processes at once, is harmless.
+    ///
+    /// `ATRANSACTION` and `ACHANGE` are keyed as Core Data keys its own tables, by a plain
+    /// `INTEGER PRIMARY KEY`: a new row takes the largest `Z_PK` plus one, unless the history's
+    /// row in `Z_PRIMARYKEY` says a purge removed larger numbers (see
+    /// ``historyNumberFloors``). (Stores written before this layout keyed them
+    /// `AUTOINCREMENT`, which reads and writes `sqlite_sequence` at every insert; opening such
+    /// a store rewrites the two tables once, see ``migrateHistoryLayout(_:)``.)
     static let historyCreationSQL = [
         """
         CREATE TABLE IF NOT EXISTS "ATRANSACTIONSTRING" ("Z_PK" INTEGER PRIMARY KEY, "Z_ENT" INTEGER, "Z_OPT" INTEGER, \
         "ZNAME" VARCHAR NOT NULL UNIQUE)
         """,
-        """
-        CREATE TABLE IF NOT EXISTS "ATRANSACTION" ("Z_PK" INTEGER PRIMARY KEY AUTOINCREMENT, "Z_ENT" INTEGER, "Z_OPT" INTEGER, \
-        "ZAUTHORTS" INTEGER, "ZBUNDLEIDTS" INTEGER, "ZCONTEXTNAMETS" INTEGER, "ZPROCESSIDTS" INTEGER, "ZTIMESTAMP" FLOAT, \
-        "ZQUERYGEN" BLOB)
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS "ACHANGE" ("Z_PK" INTEGER PRIMARY KEY AUTOINCREMENT, "Z_ENT" INTEGER, "Z_OPT" INTEGER, \
-        "ZCHANGETYPE" INTEGER, "ZENTITY" INTEGER, "ZENTITYPK" INTEGER, "ZTRANSACTIONID" INTEGER, "ZCOLUMNS" BLOB, \
-        "ZTOMBSTONE" BLOB)
-        """,
+        transactionTableSQL("ATRANSACTION"),
+        changeTableSQL("ACHANGE"),
+    ] + historyIndexSQL
+
+    /// The history's indexes: changes by transaction (history fetches and purges), and
+    /// transactions by timestamp (fetches and purges by date).
+    static let historyIndexSQL = [
         #"CREATE INDEX IF NOT EXISTS "ACHANGE_ZTRANSACTIONID_INDEX" ON "ACHANGE" ("ZTRANSACTIONID")"#,
         #"CREATE INDEX IF NOT EXISTS "ATRANSACTION_ZTIMESTAMP_INDEX" ON "ATRANSACTION" ("ZTIMESTAMP")"#,
     ]
 
+    /// `CREATE TABLE` of the transactions table, named `name`.
+    static func transactionTableSQL(_ name: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(SQLiteSchema.quote(name)) ("Z_PK" INTEGER PRIMARY KEY, "Z_ENT" INTEGER, "Z_OPT" INTEGER, \
+        "ZAUTHORTS" INTEGER, "ZBUNDLEIDTS" INTEGER, "ZCONTEXTNAMETS" INTEGER, "ZPROCESSIDTS" INTEGER, "ZTIMESTAMP" FLOAT, \
+        "ZQUERYGEN" BLOB)
+        """
+    }
+
+    /// `CREATE TABLE` of the changes table, named `name`.
+    static func changeTableSQL(_ name: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(SQLiteSchema.quote(name)) ("Z_PK" INTEGER PRIMARY KEY, "Z_ENT" INTEGER, "Z_OPT" INTEGER, \
+        "ZCHANGETYPE" INTEGER, "ZENTITY" INTEGER, "ZENTITYPK" INTEGER, "ZTRANSACTIONID" INTEGER, "ZCOLUMNS" BLOB, \
+        "ZTOMBSTONE" BLOB)
+        """
+    }
+
+    /// The `Z_PK` a new row of `table` (`ATRANSACTION` or `ACHANGE`, whose `Z_PRIMARYKEY` row
+    /// is `entity`) takes, as an SQL expression: one above the floor a purge left when that is
+    /// at or above the table's largest `Z_PK`, else `NULL` (SQLite then takes the largest
+    /// `Z_PK` plus one). Without a floor row (no purge ever removed the newest rows) it costs
+    /// one look-up in `Z_PRIMARYKEY`'s single page: the maximum is not read.
+    static func nextNumberSQL(_ table: String, entity: Int64) -> String {
+        """
+        (SELECT "Z_MAX" + 1 FROM "Z_PRIMARYKEY" WHERE "Z_ENT" = \(entity) \
+        AND "Z_MAX" >= ifnull((SELECT max("Z_PK") FROM \(SQLiteSchema.quote(table))), 0))
+        """
+    }
+
     static func createHistoryTables(_ connection: SQLiteConnection) throws {
         try connection.inTransaction(.immediate) {
+            try migrateHistoryLayout(connection)
             for sql in historyCreationSQL { try connection.execute(sql) }
         }
     }
@@ -77,8 +117,8 @@ extension SQLiteStore: PersistentHistoryStore {
         } else {
             insertChange = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyChange) {
                 """
-                INSERT INTO "ACHANGE" ("Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS", "ZTOMBSTONE") \
-                VALUES (\(Self.changeEntityNumber), 1, ?, ?, ?, ?, ?, ?)
+                INSERT INTO "ACHANGE" ("Z_PK", "Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS", "ZTOMBSTONE") \
+                VALUES (\(Self.nextNumberSQL("ACHANGE", entity: Self.changeEntityNumber)), \(Self.changeEntityNumber), 1, ?, ?, ?, ?, ?, ?)
                 """
             }
             bindings.change = insertChange
@@ -157,8 +197,8 @@ extension SQLiteStore: PersistentHistoryStore {
         } else {
             transaction = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyTransaction) {
                 """
-                INSERT INTO "ATRANSACTION" ("Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP") \
-                VALUES (\(Self.transactionEntityNumber), 1, ?, ?, ?, ?, ?)
+                INSERT INTO "ATRANSACTION" ("Z_PK", "Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP") \
+                VALUES (\(Self.nextNumberSQL("ATRANSACTION", entity: Self.transactionEntityNumber)), \(Self.transactionEntityNumber), 1, ?, ?, ?, ?, ?)
                 """
             }
             bindings.transaction = transaction
@@ -250,8 +290,38 @@ extension SQLiteStore: PersistentHistoryStore {
         return PersistentHistoryToken(storeIdentifier: identifier, transactionNumber: number)
     }
 
-    private static func lastTransactionNumber(_ connection: SQLiteConnection) throws -> Int64 {
-        try connection.int64("SELECT \"seq\" FROM \"sqlite_sequence\" WHERE \"name\" = 'ATRANSACTION'") ?? 0
+    /// The number of the last transaction committed: the largest `Z_PK` of `ATRANSACTION`, or
+    /// the floor a purge left, whichever is larger (0 for a store without history).
+    static func lastTransactionNumber(_ connection: SQLiteConnection) throws -> Int64 {
+        try lastNumber(connection, table: "ATRANSACTION", entity: transactionEntityNumber)
+    }
+
+    /// The largest number `table` has handed out: its largest `Z_PK` or its floor in
+    /// `Z_PRIMARYKEY` (``historyNumberFloors``), whichever is larger.
+    private static func lastNumber(_ connection: SQLiteConnection, table: String, entity: Int64) throws -> Int64 {
+        try connection.int64("""
+            SELECT max(ifnull((SELECT max("Z_PK") FROM \(SQLiteSchema.quote(table))), 0), \
+            ifnull((SELECT "Z_MAX" FROM "Z_PRIMARYKEY" WHERE "Z_ENT" = ?), 0))
+            """, [.integer(entity)]) ?? 0
+    }
+
+    /// Raises the history's floors in `Z_PRIMARYKEY` (rows `Z_ENT` 16001 for transactions and
+    /// 16002 for changes, as Core Data keeps a `Z_MAX` per table) to `transaction` and
+    /// `change`, the last numbers handed out before a purge, when the purge removed the
+    /// table's largest `Z_PK`: the next row is numbered above them, so a number is never
+    /// handed out twice and a token taken before the purge never names a later transaction.
+    /// Purges that keep the newest rows write nothing here (the largest `Z_PK` then is the
+    /// last number), so a store that never purged its newest history has no such rows.
+    static func historyNumberFloors(_ connection: SQLiteConnection, transaction: Int64, change: Int64) throws {
+        for (table, entity, name, last) in [("ATRANSACTION", transactionEntityNumber, transactionEntityName, transaction),
+                                             ("ACHANGE", changeEntityNumber, changeEntityName, change)] {
+            let kept = try connection.int64("SELECT max(\"Z_PK\") FROM \(SQLiteSchema.quote(table))") ?? 0
+            guard last > kept else { continue }
+            try connection.execute("""
+                INSERT INTO "Z_PRIMARYKEY" ("Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX") VALUES (?, ?, 0, ?) \
+                ON CONFLICT ("Z_ENT") DO UPDATE SET "Z_MAX" = max("Z_MAX", excluded."Z_MAX")
+                """, [.integer(entity), .string(name), .integer(last)])
+        }
     }
 
     private func requireHistory() throws {
@@ -360,12 +430,15 @@ extension SQLiteStore: PersistentHistoryStore {
         let storeID = identifier
         return try withWriteConnection(.sqlite, "deleting persistent history failed") { connection in
             try connection.inTransaction(.immediate) {
+                let lastTransaction = try Self.lastTransactionNumber(connection)
+                let lastChange = try Self.lastNumber(connection, table: "ACHANGE", entity: Self.changeEntityNumber)
                 try connection.execute("""
                     DELETE FROM "ACHANGE" WHERE "ZTRANSACTIONID" IN (SELECT "Z_PK" FROM "ATRANSACTION" WHERE \(condition))
                     """, [argument])
                 try connection.execute("DELETE FROM \"ATRANSACTION\" WHERE \(condition)", [argument])
                 let count = connection.changes
-                let token = PersistentHistoryToken(storeIdentifier: storeID, transactionNumber: try Self.lastTransactionNumber(connection))
+                try Self.historyNumberFloors(connection, transaction: lastTransaction, change: lastChange)
+                let token = PersistentHistoryToken(storeIdentifier: storeID, transactionNumber: lastTransaction)
                 return PersistentHistoryResult(deletedCount: count, token: token)
             }
         }

@@ -103,10 +103,17 @@ extension SQLiteStore {
                     return
                 }
                 locked.reset()
+                // The history's rows in Z_PRIMARYKEY (purge floors) are no entity of the model: a
+                // step rewrites the table for the model's entities only, so they are put back after.
+                let historyRows = try historyPrimaryKeyRows(connection)
+                try connection.execute("DELETE FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" >= ?", [.integer(historyEntityNumbers.lowerBound)])
                 for (index, step) in plan.steps.enumerated() {
                     progress?(MigrationProgress(phase: .step(index + 1, source: step.sourceName, destination: step.destinationName),
                                                 stepCount: plan.steps.count, plan: plan))
                     try SQLiteMigrationStep(connection: connection, step: step, configurationName: configurationName, path: path).run()
+                }
+                for row in historyRows {
+                    try connection.execute("INSERT OR REPLACE INTO \"Z_PRIMARYKEY\" (\"Z_ENT\", \"Z_NAME\", \"Z_SUPER\", \"Z_MAX\") VALUES (?, ?, ?, ?)", row)
                 }
                 let statement = try connection.prepare("SELECT \"Z_UUID\", \"Z_PLIST\" FROM \"Z_METADATA\" ORDER BY \"Z_VERSION\" LIMIT 1")
                 guard try statement.step() else { throw PersistenceError(.migration, "the store's Z_METADATA table is empty", path: path) }
@@ -121,6 +128,65 @@ extension SQLiteStore {
             throw PersistenceError(.migration, "the migration failed and was rolled back; the store is unchanged (backup at \(plan.backupURL.path)): \(error.message)", path: path, underlying: error.underlying)
         } catch {
             throw PersistenceError(.migration, "the migration failed and was rolled back; the store is unchanged (backup at \(plan.backupURL.path))", path: path, underlying: "\(error)")
+        }
+    }
+
+    /// The `Z_ENT` numbers of the history's entities (``transactionEntityNumber`` and its
+    /// neighbours): rows of `Z_PRIMARYKEY` in this range are no entity of the model.
+    static let historyEntityNumbers: ClosedRange<Int64> = 16000...16999
+
+    /// The rows of `Z_PRIMARYKEY` for the history's entities, as their four values.
+    private static func historyPrimaryKeyRows(_ connection: SQLiteConnection) throws -> [[StoreValue]] {
+        var rows: [[StoreValue]] = []
+        try connection.prepare("""
+            SELECT "Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX" FROM "Z_PRIMARYKEY" WHERE "Z_ENT" BETWEEN ? AND ?
+            """).forEachRow([.integer(historyEntityNumbers.lowerBound), .integer(historyEntityNumbers.upperBound)]) { row in
+            rows.append([.integer(row.int64(0)), row.isNull(1) ? .null : .string(row.string(1)), .integer(row.int64(2)), .integer(row.int64(3))])
+        }
+        return rows
+    }
+
+    /// Rewrites `ATRANSACTION` and `ACHANGE` of a store made when they were keyed
+    /// `INTEGER PRIMARY KEY AUTOINCREMENT` into the current layout (a plain `INTEGER PRIMARY
+    /// KEY`, as Core Data keys its tables), keeping every row and its number; the last number
+    /// `sqlite_sequence` held for each becomes its floor in `Z_PRIMARYKEY` when above the
+    /// largest `Z_PK` left (the newest rows were purged), so numbering continues above it.
+    /// Runs inside the caller's write transaction (the history tables' creation at open): a
+    /// crash or error leaves the old layout whole. Does nothing for a store already in the
+    /// current layout, or without history tables.
+    static func migrateHistoryLayout(_ connection: SQLiteConnection) throws {
+        let tables: [(name: String, entity: Int64, entityName: String, create: (String) -> String, columns: String)] = [
+            ("ATRANSACTION", transactionEntityNumber, transactionEntityName, transactionTableSQL,
+             #""Z_PK", "Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP", "ZQUERYGEN""#),
+            ("ACHANGE", changeEntityNumber, changeEntityName, changeTableSQL,
+             #""Z_PK", "Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS", "ZTOMBSTONE""#),
+        ]
+        var migrated = false
+        for table in tables {
+            let definition = try connection.strings("SELECT \"sql\" FROM \"sqlite_master\" WHERE \"type\" = 'table' AND \"name\" = ?",
+                                                    [.string(table.name)]).first
+            guard let definition, definition.uppercased().contains("AUTOINCREMENT") else { continue }
+            let sequence = try connection.int64("SELECT \"seq\" FROM \"sqlite_sequence\" WHERE \"name\" = ?", [.string(table.name)]) ?? 0
+            let temporary = table.name + "__PKHISTORY"
+            try connection.execute("DROP TABLE IF EXISTS \(SQLiteSchema.quote(temporary))")
+            try connection.execute(table.create(temporary))
+            try connection.execute("""
+                INSERT INTO \(SQLiteSchema.quote(temporary)) (\(table.columns)) SELECT \(table.columns) FROM \(SQLiteSchema.quote(table.name)) ORDER BY "Z_PK"
+                """)
+            // Dropping the table drops its index and its sqlite_sequence row.
+            try connection.execute("DROP TABLE \(SQLiteSchema.quote(table.name))")
+            try connection.execute("ALTER TABLE \(SQLiteSchema.quote(temporary)) RENAME TO \(SQLiteSchema.quote(table.name))")
+            let kept = try connection.int64("SELECT max(\"Z_PK\") FROM \(SQLiteSchema.quote(table.name))") ?? 0
+            if sequence > kept {
+                try connection.execute("""
+                    INSERT INTO "Z_PRIMARYKEY" ("Z_ENT", "Z_NAME", "Z_SUPER", "Z_MAX") VALUES (?, ?, 0, ?) \
+                    ON CONFLICT ("Z_ENT") DO UPDATE SET "Z_MAX" = max("Z_MAX", excluded."Z_MAX")
+                    """, [.integer(table.entity), .string(table.entityName), .integer(sequence)])
+            }
+            migrated = true
+        }
+        if migrated {
+            for sql in historyIndexSQL { try connection.execute(sql) }
         }
     }
 

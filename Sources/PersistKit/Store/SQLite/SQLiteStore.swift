@@ -141,7 +141,8 @@ public final class SQLiteStore: PersistentStore {
                 }
                 let metadata = try Self.readMetadata(connection, path: path)
                 var numbers: [String: Int] = [:]
-                try connection.cachedStatement("SELECT \"Z_ENT\", \"Z_NAME\" FROM \"Z_PRIMARYKEY\"").forEachRow { row in
+                // (Rows of the history's entities, 16001 and up, are no entity of the model.)
+                try connection.cachedStatement("SELECT \"Z_ENT\", \"Z_NAME\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" < 16000").forEachRow { row in
                     numbers[row.string(1)] = Int(row.int64(0))
                 }
                 for entity in entities where numbers[entity.name] == nil {
