@@ -73,6 +73,10 @@ struct SimpleGetRunTests {
             for entity in state.coordinator.managedObjectModel.entities {
                 let plan = WireValuePlan(entity)
                 #expect(plan.steps.count == plan.count, "\(entity.name)")
+                // The names end where the last one ends, then the padding that lets a name be
+                // read as two 8-byte words (`ByteStage.append(padded:count:thenInteger:spill:)`).
+                #expect(Array(plan.names[plan.nameStarts[plan.count]...]) == Array(repeating: 0, count: WireValuePlan.namePadding),
+                        "\(entity.name)")
                 for (index, step) in plan.steps.enumerated() {
                     let start = Int(step.nameStart), end = start + Int(step.nameCount)
                     #expect(start == plan.nameStarts[index] && end == plan.nameStarts[index + 1], "\(entity.name).\(plan.properties[index].name)")

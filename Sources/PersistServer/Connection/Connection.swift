@@ -228,11 +228,14 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
         }
         queuedRequests += 1
         pendingGets.append(get)
-        if case .gets(let count)? = pending.last {
-            pending[pending.count - 1] = .gets(count: count + 1)
-        } else {
-            pending.append(.gets(count: 1))
+        // The last entry matched in place, through the buffer: `pending.last` or `pending[i]`
+        // would copy it (an enum with payloads) and destroy the copy, for every `get`.
+        let extended = pending.withUnsafeMutableBufferPointer { entries -> Bool in
+            guard let last = entries.indices.last, case .gets(let count) = entries[last] else { return false }
+            entries[last] = .gets(count: count + 1)
+            return true
         }
+        if !extended { pending.append(.gets(count: 1)) }
         return true
     }
 

@@ -58,10 +58,15 @@ public struct AccessPolicy: Sendable, Equatable {
 
     /// Whether `peer` may perform `op`.
     public func allows(_ peer: PeerCredentials?, op: String) -> Bool {
-        switch access(for: peer) {
-        case .refused: false
-        case .readOnly: Self.readOperations.contains(op)
-        case .full: true
+        access(for: peer).allows(op)
+    }
+
+    /// Whether `op` is one of ``readOperations``: compared as (small) strings, `get` first,
+    /// without hashing the op for the set (`AccessPolicyTests` checks both agree).
+    static func isReadOperation(_ op: String) -> Bool {
+        switch op {
+        case "get", "fetch", "count", "hello", "model", "subscribe", "unsubscribe", "history", "ping": true
+        default: false
         }
     }
 }

@@ -6,4 +6,13 @@ public enum PeerAccess: String, Sendable, Equatable {
     case readOnly = "read-only"
     /// Every op.
     case full
+
+    /// Whether a peer of this access may perform `op` (``AccessPolicy/allows(_:op:)``).
+    func allows(_ op: String) -> Bool {
+        switch self {
+        case .refused: false
+        case .readOnly: AccessPolicy.isReadOperation(op)
+        case .full: true
+        }
+    }
 }

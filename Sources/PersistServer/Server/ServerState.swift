@@ -18,6 +18,11 @@ public final class ServerState: Sendable {
     public let statistics = ServerStatistics()
     /// Who may do what, now: a reload applies to connections already open too.
     public var policy: AccessPolicy { current.withLock { $0.accessPolicy } }
+    /// How many times the configuration was replaced (``reload(_:)``): raised under the lock
+    /// of the configuration, with it, so a session keeps its peer's access decided under one
+    /// generation until the generation changes (``Session/access()``), instead of copying the
+    /// policy under the lock for every request or batch.
+    let policyGeneration = Atomic<UInt64>(0)
     /// The model's normalized JSON, as `--check` prints it, parsed once for `model`.
     public let modelJSON: JSON
     /// `fetch` and `count` requests queued or running on the view context. While there are
@@ -40,7 +45,16 @@ public final class ServerState: Sendable {
     /// Replaces the configuration (a reload); the caller has checked that only reloadable
     /// settings differ.
     public func reload(_ configuration: ServerConfiguration) {
-        current.withLock { $0 = configuration }
+        current.withLock {
+            $0 = configuration
+            policyGeneration.add(1, ordering: .releasing)
+        }
+    }
+
+    /// `peer`'s access under the policy in force, and the generation of that policy, read
+    /// together under the configuration's lock.
+    func access(for peer: PeerCredentials?) -> (access: PeerAccess, generation: UInt64) {
+        current.withLock { ($0.accessPolicy.access(for: peer), policyGeneration.load(ordering: .relaxed)) }
     }
 
     /// The coordinator.

@@ -16,7 +16,7 @@ extension Session {
         guard let readContext = getContextNow() else { return false }
         if requests.count == 1 {
             // A batch's requests are logged and checked one by one in `writeGets`.
-            if let refusal = admit(requests[0], under: state.policy) {
+            if let refusal = admit(requests[0], under: access()) {
                 WireReply.failure(id: requests[0].id, error: refusal).write(to: &output)
                 return true
             }
@@ -82,12 +82,12 @@ extension Session {
         // The IDs each `get` names, parsed once when they are preloaded (see `replies(to:in:)`).
         var parsedIDs: [[ManagedObjectID]?] = []
         if requests.count > 1 || Self.namesSeveralObjects(requests[0]) { parsedIDs = preloadObjects(of: requests, in: readContext) }
-        // Read once per batch (a copy under the state's lock), not once per request.
-        let policy = requests.count > 1 ? state.policy : nil
+        // Decided once per batch, not once per request.
+        let access = requests.count > 1 ? self.access() : nil
         for (index, request) in requests.enumerated() {
-            if let policy {
+            if let access {
                 // A single request was logged and checked by answerGetsNow.
-                if let refusal = admit(request, under: policy) {
+                if let refusal = admit(request, under: access) {
                     WireReply.failure(id: request.id, error: refusal).write(to: &output)
                     continue
                 }

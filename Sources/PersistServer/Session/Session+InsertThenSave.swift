@@ -16,7 +16,8 @@ extension Session {
     func insertThenSave(_ insert: WireRequest, _ save: WireRequest) -> [WireReply] {
         Logger.daemon.log(.debug, "request", [.requestID(insert.id.encoded), .op(insert.op)] + LogField.peer(peer))
         Logger.daemon.log(.debug, "request", [.requestID(save.id.encoded), .op(save.op)] + LogField.peer(peer))
-        guard state.policy.allows(peer, op: insert.op), state.policy.allows(peer, op: save.op) else {
+        let access = self.access()
+        guard access.allows(insert.op), access.allows(save.op) else {
             return [checkedWriteReply(insert), checkedWriteReply(save)]
         }
         // A change starting on a context with none pending starts a transaction: read fresh.
@@ -59,7 +60,7 @@ extension Session {
     /// The reply to the write `request`, after the access check (for requests of a batch,
     /// which ``handle(_:completion:)`` did not check one by one).
     func checkedWriteReply(_ request: WireRequest) -> WireReply {
-        guard state.policy.allows(peer, op: request.op) else {
+        guard access().allows(request.op) else {
             return .failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op))
         }
         return Self.reply(request) { () throws(WireError) in try self.writeOp(request) }

@@ -48,10 +48,10 @@ extension Session {
     /// ``writeSimpleGets(_:in:into:)`` with `loaded`, room for each `get`'s object (all `nil`).
     private func writeSimpleGets(_ gets: [SimpleGet], loaded: UnsafeMutableBufferPointer<ManagedObject?>,
                                  in readContext: ManagedObjectContext, into output: inout [UInt8]) {
-        // Read once per batch (a copy under the state's lock), not once per request; so is
-        // whether this peer may `get` at all, which decides the same for every `get` here.
-        let policy = state.policy
-        let mayGet = policy.allows(peer, op: "get")
+        // Decided once per batch (see `access()`), not once per request; so is whether this
+        // peer may `get` at all, which decides the same for every `get` here.
+        let access = self.access()
+        let mayGet = access.allows("get")
         // Each `get` still logs its debug line; a refused one is refused (and logged) in turn.
         let admitEach = !mayGet || Logger.daemon.isEnabled(.debug)
         // The `get`s whose store is gone (the general path answers them, with its error),
@@ -91,7 +91,7 @@ extension Session {
             // Fields read in place (`gets[index].key`), not each `get` copied: a copy retains
             // its prefix and copies its `id` (an enum with payloads) for nothing.
             for index in gets.indices {
-                if admitEach, let refusal = admit(id: gets[index].id, op: "get", under: policy) {
+                if admitEach, let refusal = admit(id: gets[index].id, op: "get", under: access) {
                     WireReply.failure(id: gets[index].id, error: refusal).write(to: &output)
                     continue
                 }

@@ -37,6 +37,11 @@ public final class Session: Sendable {
     /// The store and entity of the last object ID this session's requests named, so the next
     /// ID of the same store and entity is parsed by comparing bytes (``WireObjectIDPrefix``).
     let idPrefix = Locked<WireObjectIDPrefix?>(nil)
+    /// The peer's access as last decided (``access()``): the policy's generation shifted left
+    /// by two, then the access's code (0 refused, 1 read-only, 2 full); `UInt64.max`, no generation, before
+    /// the first decision. An atomic, not a lock: read on the event loop's thread for every
+    /// batch, written there or on the session context's queue (writes), both deciding the same.
+    private let admission = Atomic<UInt64>(.max)
 
     /// What an op needs: nothing, a read context, or the session's own context.
     enum Kind {
@@ -77,7 +82,7 @@ public final class Session: Sendable {
                                                                  details: [JSON.Member("op", .string(request.op))])))
             return
         }
-        if let refusal = admit(request, under: state.policy) {
+        if let refusal = admit(request, under: access()) {
             completion(.failure(id: request.id, error: refusal))
             return
         }
@@ -101,17 +106,42 @@ public final class Session: Sendable {
         }
     }
 
-    /// Logs `request` and checks it against `policy` (the state's, read once per batch): the
+    /// The peer's access under the access policy in force: decided again only when the
+    /// policy's generation changed since the last decision (a reload), so a batch costs one
+    /// atomic load here, not a copy of the policy under the state's lock. A reload is in force
+    /// for every request that starts after it.
+    func access() -> PeerAccess {
+        let generation = state.policyGeneration.load(ordering: .acquiring)
+        let cached = admission.load(ordering: .relaxed)
+        if cached >> 2 == generation {
+            switch cached & 3 {
+            case 0: return .refused
+            case 1: return .readOnly
+            case 2: return .full
+            default: break
+            }
+        }
+        let (access, decided) = state.access(for: peer)
+        let code: UInt64 = switch access {
+        case .refused: 0
+        case .readOnly: 1
+        case .full: 2
+        }
+        admission.store(decided << 2 | code, ordering: .relaxed)
+        return access
+    }
+
+    /// Logs `request` and checks it against `access` (the peer's, read once per batch): the
     /// refusal when the peer may not run its op, else `nil`. A request alone is admitted when
     /// it comes, each of a batch of reads when its turn comes.
-    func admit(_ request: WireRequest, under policy: AccessPolicy) -> WireError? {
-        admit(id: request.id, op: request.op, under: policy)
+    func admit(_ request: WireRequest, under access: PeerAccess) -> WireError? {
+        admit(id: request.id, op: request.op, under: access)
     }
 
     /// ``admit(_:under:)`` for the request of `id` and `op`.
-    func admit(id: JSON, op: String, under policy: AccessPolicy) -> WireError? {
+    func admit(id: JSON, op: String, under access: PeerAccess) -> WireError? {
         Logger.daemon.log(.debug, "request", [.requestID(id.encoded), .op(op)] + LogField.peer(peer))
-        return policy.allows(peer, op: op) ? nil : AccessPolicy.refusal(peer, op: op)
+        return access.allows(op) ? nil : AccessPolicy.refusal(peer, op: op)
     }
 
     /// Whether `request` is a read that ``handle(_:completion:)-([WireRequest],_)`` may answer
@@ -216,13 +246,13 @@ public final class Session: Sendable {
         var parsedIDs: [[ManagedObjectID]?] = []
         if requests.count > 1 || Self.namesSeveralObjects(requests[0]) { parsedIDs = preloadObjects(of: requests, in: readContext) }
         var index = -1
-        // Read once per batch (a copy under the state's lock), not once per request.
-        let policy = requests.count > 1 ? state.policy : nil
+        // Decided once per batch, not once per request.
+        let access = requests.count > 1 ? self.access() : nil
         return requests.map { request in
             index += 1
-            if let policy {
+            if let access {
                 // A single request was logged and checked by handle(_:completion:).
-                if let refusal = admit(request, under: policy) { return .failure(id: request.id, error: refusal) }
+                if let refusal = admit(request, under: access) { return .failure(id: request.id, error: refusal) }
             }
             if request.op == "get" {
                 // Written straight into bytes (WireObjectWriter), no JSON tree.
@@ -253,7 +283,7 @@ public final class Session: Sendable {
         var ids: [ManagedObjectID] = []
         var parsed: [[ManagedObjectID]?] = []
         parsed.reserveCapacity(requests.count)
-        let allowed = state.policy.allows(peer, op: "get")
+        let allowed = access().allows("get")
         for request in requests {
             guard allowed, request.op == "get", case .array(let values)? = request.body["ids"] else {
                 parsed.append(nil)

@@ -126,8 +126,13 @@ enum WireObjectWriter {
                         let slot = Int(step.slot)
                         // Read in place: an integer's payload without copying the value out.
                         if inRange, step.writesIntegers, case .integer(let integer) = values[slot] {
-                            // An integer attribute's name and digits in one step (the usual value).
-                            stage.append(name, count: Int(step.nameCount), thenInteger: integer, spill: &output)
+                            // An integer attribute's name and digits in one step (the usual value);
+                            // a short name as two words (`names` is padded past its last name).
+                            if step.nameCount <= 16 {
+                                stage.append(padded: name, count: Int(step.nameCount), thenInteger: integer, spill: &output)
+                            } else {
+                                stage.append(name, count: Int(step.nameCount), thenInteger: integer, spill: &output)
+                            }
                             continue
                         }
                         stage.append(UnsafeBufferPointer(start: name, count: Int(step.nameCount)), spill: &output)

@@ -9,7 +9,8 @@ final class WireValuePlan: Sendable {
     let entity: EntityDescription
     /// How many properties are written.
     let count: Int
-    /// Every property's `"name":` prefix, one after the other.
+    /// Every property's `"name":` prefix, one after the other, then ``namePadding`` zero bytes,
+    /// so that 16 bytes can be read from the start of any prefix (``ByteStage/append(padded:count:thenInteger:spill:)``).
     let names: [UInt8]
     /// Where each prefix starts in ``names`` (and, at `count`, where the last one ends).
     let nameStarts: [Int]
@@ -25,6 +26,9 @@ final class WireValuePlan: Sendable {
     /// One more than the highest slot of ``slots`` (0 when none): an object's values array of
     /// at least this many holds every slot the plan reads.
     let slotLimit: Int
+
+    /// The zero bytes after the last prefix of ``names``.
+    static let namePadding = 16
 
     /// What ``WireObjectWriter`` does for one property of an object.
     struct Step {
@@ -58,6 +62,7 @@ final class WireValuePlan: Sendable {
             properties.append(property)
         }
         nameStarts.append(names.count)
+        names.append(contentsOf: repeatElement(0, count: Self.namePadding))
         var steps: [Step] = []
         for index in properties.indices {
             let type = types[index]

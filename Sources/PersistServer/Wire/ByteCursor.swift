@@ -72,7 +72,7 @@ struct ByteCursor {
 
     /// Decimal digits: `0`, or up to `limit` digits not starting with `0` whose value fits in
     /// an `Int64`; `nil` when there are none, more, a leading zero, or an overflow.
-    mutating func digits(limit: Int) -> Int64? {
+    @inline(__always) mutating func digits(limit: Int) -> Int64? {
         guard let base = bytes.baseAddress else { return nil }
         let start = index
         var end = start
@@ -100,7 +100,7 @@ struct ByteCursor {
 
     /// `-`? then ``digits(limit:)`` of at most ``integerDigits``, not followed by a fraction or
     /// an exponent (`nil` for any other number: the general parser decides those).
-    mutating func integer() -> Int64? {
+    @inline(__always) mutating func integer() -> Int64? {
         let negative = take(UInt8(ascii: "-"))
         guard let magnitude = digits(limit: Self.integerDigits) else { return nil }
         if let byte = current, byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { return nil }
