@@ -38,9 +38,11 @@ public final class Session: Sendable {
     /// ID of the same store and entity is parsed by comparing bytes (``WireObjectIDPrefix``).
     let idPrefix = Locked<WireObjectIDPrefix?>(nil)
     /// The peer's access as last decided (``access()``): the policy's generation shifted left
-    /// by two, then the access's code (0 refused, 1 read-only, 2 full); `UInt64.max`, no generation, before
-    /// the first decision. An atomic, not a lock: read on the event loop's thread for every
-    /// batch, written there or on the session context's queue (writes), both deciding the same.
+    /// by two, then the access's code (0 refused, 1 read-only, 2 full); `UInt64.max`, no
+    /// generation, before the first decision. An atomic, not a lock: read on the event loop's
+    /// thread for every batch, written there or on the session context's queue (writes). Each
+    /// value pairs a generation with the access decided under it (read together under the
+    /// state's lock), so a value written late by a slower thread is at worst decided again.
     private let admission = Atomic<UInt64>(.max)
 
     /// What an op needs: nothing, a read context, or the session's own context.
