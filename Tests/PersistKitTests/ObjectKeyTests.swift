@@ -202,9 +202,12 @@ struct ObjectKeyTests {
         let context = M.context(coordinator)
         try context.performAndWait {
             let brewery = M.insert("Brewery", into: context, ["name": "Row"])
+            // The brewery has not made its temporary ID: the row carries its number and makes
+            // an equal ID when asked; once the object made its ID, the row holds that one.
             let newRow = brewery.storeRow(version: 0)
-            #expect(newRow.isTemporaryID && newRow.objectID === brewery.objectID && newRow.entity === entity)
+            #expect(newRow.isTemporaryID && newRow.objectID == brewery.objectID && newRow.entity === entity)
             #expect(newRow.primaryKey == brewery.objectID.primaryKey)
+            #expect(brewery.storeRow(version: 0).objectID === brewery.objectID)
             try context.obtainPermanentIDs(for: [brewery])
             let permanentRow = brewery.storeRow(version: 0)
             #expect(!permanentRow.isTemporaryID && permanentRow.primaryKey == brewery.objectID.primaryKey)

@@ -152,9 +152,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public required init(entity: EntityDescription, insertInto context: ManagedObjectContext?) {
         precondition(!entity.isAbstract, "ManagedObject: cannot create an instance of the abstract entity \(entity.name)")
         self.entity = entity
-        let temporary = ManagedObjectID(temporaryFor: entity)
-        self.madeID = Atomic(Unmanaged.passRetained(temporary))
-        self.idPrimaryKey = temporary.primaryKey
+        // The temporary ID's number only: the ID itself is made at the first ``objectID``
+        // (most new objects are saved without anyone asking, and get a permanent one).
+        self.madeID = Atomic(nil)
+        self.idPrimaryKey = ManagedObjectID.nextTemporaryNumber()
         self.idStoreBits = 0
         self.values = EntityRules.of(entity).newObjectValues()
         self._isFault = false

@@ -143,7 +143,7 @@ extension ManagedObjectContext {
     /// `obtainPermanentIDs(for:)`).
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         try onQueue {
-            let temporary = objects.filter { $0.objectID.isTemporaryID }
+            let temporary = objects.filter { $0.hasTemporaryID }
             guard !temporary.isEmpty else { return }
             guard parent == nil else {
                 throw PersistenceError(.persistentStoreOperation, "a child context cannot obtain permanent IDs; save to the root context first")
@@ -177,8 +177,9 @@ extension ManagedObjectContext {
         let rebuild = assigned.count * 4 >= registered.count
         for (object, new) in zip(objects, assigned) {
             guard let new else { continue }
-            let old = object.objectID
-            if needsMap { map[old] = new }
+            // By key: a temporary ID never made is not made here (no reference can hold it).
+            let old = object.objectKey
+            if needsMap && object.hasMadeObjectID { map[object.objectID] = new }
             if !rebuild, registered.removeValue(forKey: old) != nil { registered[new] = object }
             object.objectID = new
         }
@@ -473,6 +474,10 @@ extension ManagedObjectContext {
 extension ManagedObject {
     /// The object's slots as a store row, with transient slots emptied.
     func storeRow(version: Int64) -> RowSnapshot {
+        // A new object that never made its temporary ID: the row carries the ID's number.
+        if hasTemporaryID && !hasMadeObjectID {
+            return RowSnapshot(temporaryEntity: entity, number: idPrimaryKey, version: version, values: storedValues())
+        }
         let id = objectID
         // The entity and key from the object's own fields; the ID is read only for its flag,
         // and only when the object's key says it may be temporary.

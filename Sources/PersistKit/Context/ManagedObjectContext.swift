@@ -239,7 +239,8 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
             if object._isInserted && object.managedObjectContext === self { return }
             object.managedObjectContext = self
             object._isInserted = true
-            registered[object.objectID] = object
+            // By key: a new object's temporary ID is made only when asked for.
+            registered[object.objectKey] = object
             insertedByID[ObjectIdentifier(object)] = object
             unprocessedInserted.append(object)
             object.awakeFromInsert()

@@ -83,9 +83,14 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
     init(temporaryFor entity: EntityDescription) {
         self.entity = entity
         self.storeIdentifier = nil
-        self.primaryKey = ManagedObjectID.temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue
+        self.primaryKey = ManagedObjectID.nextTemporaryNumber()
         self.storeTokenBits = Atomic(0)
         self.isTemporaryID = true
+    }
+
+    /// The number of a new temporary ID (process-unique), for an object that makes its ID later.
+    @inline(__always) static func nextTemporaryNumber() -> Int64 {
+        temporaryCounter.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
     /// The ID as a URI: `x-coredata://<store UUID>/<Entity>/p<primary key>` for a permanent ID,

@@ -18,7 +18,9 @@ public struct RowSnapshot: Sendable, Hashable {
     /// The address of the store's ``StoreToken`` for a row made without an ID; for a row made
     /// with one (whose key names the store), 1 when that ID is temporary and 0 otherwise, so
     /// ``isTemporaryID`` reads no ID (a save's rows are read long after their IDs were made,
-    /// and each ID read there is a cache miss).
+    /// and each ID read there is a cache miss). 1 also for the row of a new object that has
+    /// not made its temporary ID (``init(temporaryEntity:number:version:values:)``): a token's
+    /// address is never 1, so 1 means a temporary ID whichever way the row was made.
     private var storeBits: UInt
     /// The ID the row was made with, if any.
     private var madeID: ManagedObjectID?
@@ -45,6 +47,18 @@ public struct RowSnapshot: Sendable, Hashable {
         self.primaryKey = primaryKey
         self.storeBits = isTemporaryID ? 1 : 0
         self.madeID = objectID
+        self.version = version
+        self.values = values
+    }
+
+    /// The row of a new object of `entity` whose temporary ID, numbered `number`, was not made
+    /// yet: ``objectID`` makes an equal one when asked (a save that gives the object its
+    /// permanent ID never asks).
+    init(temporaryEntity entity: EntityDescription, number: Int64, version: Int64, values: [StoreValue]) {
+        self.entity = entity
+        self.primaryKey = number
+        self.storeBits = 1
+        self.madeID = nil
         self.version = version
         self.values = values
     }
@@ -78,9 +92,9 @@ public struct RowSnapshot: Sendable, Hashable {
     }
 
     /// Whether the row's object has a temporary ID (a new object, not saved yet), read without
-    /// making or retaining an ID: only a row made with an ID can have a temporary one.
+    /// making or retaining an ID (see ``storeBits``).
     public var isTemporaryID: Bool {
-        @inline(__always) get { madeID != nil && storeBits != 0 }
+        @inline(__always) get { storeBits == 1 }
     }
 
     /// The key a context files the row's object under (``ObjectKey``).
@@ -91,8 +105,9 @@ public struct RowSnapshot: Sendable, Hashable {
         }
     }
 
+    /// The key of a row without an ID: a temporary one (store bits 0) for a new object's row.
     @inline(__always) private var keyWithoutID: ObjectKey {
-        ObjectKey(entityIdentity: ObjectIdentifier(entity), primaryKey: primaryKey, storeBits: storeBits)
+        ObjectKey(entityIdentity: ObjectIdentifier(entity), primaryKey: primaryKey, storeBits: storeBits == 1 ? 0 : storeBits)
     }
 
     /// Rows are equal when their objects' IDs, versions and values are.

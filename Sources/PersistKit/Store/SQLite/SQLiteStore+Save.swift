@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 extension SQLiteStore: InTransactionKeyAssigning {
@@ -75,6 +76,10 @@ extension SQLiteStore: InTransactionKeyAssigning {
 
     /// Binds `row`'s column values to `statement`'s parameters from `firstIndex` on, as
     /// `columns` lays them out; returns the next parameter index.
+    ///
+    /// The statement must be ready for binding (a parameter bound through
+    /// ``SQLiteStatement/bind(_:at:)`` first, which resets a stepped statement): integers are
+    /// bound straight from the values, without a call through the general `bind`.
     private func bindColumns(_ row: RowSnapshot, _ columns: WriteColumns, to statement: SQLiteStatement, from firstIndex: Int32) throws -> Int32 {
         var index = firstIndex
         // Through the buffers: no retain, release or bounds check of the arrays per column.
@@ -86,10 +91,15 @@ extension SQLiteStore: InTransactionKeyAssigning {
                         guard slot < values.count else {
                             throw PersistenceError(.persistentStoreSave, "the row has \(values.count) values, fewer than the entity's slots", objectID: row.objectID)
                         }
-                        if case .object(let id) = values[slot], id.isTemporaryID {
+                        switch values[slot] {
+                        case .integer(let integer):
+                            let code = sqlite3_bind_int64(statement.handle, index, integer)
+                            if code != SQLITE_OK { throw statement.connection.lastError(code: code, sql: statement.sql) }
+                        case .object(let id) where id.isTemporaryID:
                             throw PersistenceError(.persistentStoreSave, "a relationship points to an object with a temporary ID \(id)", objectID: row.objectID)
+                        default:
+                            try statement.bind(values[slot], at: index)
                         }
-                        try statement.bind(values[slot], at: index)
                     case .slotEntity(let slot):
                         if slot < values.count, case .object(let id) = values[slot] {
                             try statement.bind(schema.layout(of: id.entity).map { .integer(Int64($0.number)) } ?? .null, at: index)
@@ -167,17 +177,22 @@ extension SQLiteStore: InTransactionKeyAssigning {
                     runStatement?.reset()
                     // The plan the keys were taken with, if it is this entity's: not looked up again.
                     let plan = try keyPlan.flatMap { $0.entity === row.entity ? $0 : nil } ?? writePlan(for: row.entity)
-                    runStatement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: plan.layout.number)) {
+                    let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: plan.layout.number)) {
                         plan.columns.insertSQL
                     }
+                    // The entity number and the version are the same for every row of the run:
+                    // bound once, kept by resetting without clearing the bindings after each row.
+                    try statement.bind(.integer(Int64(plan.layout.number)), at: 2)
+                    try statement.bind(.integer(1), at: 3)
+                    runStatement = statement
                     runPlan = plan
                 }
                 guard let plan = runPlan, let statement = runStatement else { continue }
                 try statement.bind(.integer(key), at: 1)
-                try statement.bind(.integer(Int64(plan.layout.number)), at: 2)
-                try statement.bind(.integer(1), at: 3)
                 _ = try bindColumns(row, plan.columns, to: statement, from: 4)
                 while try statement.step() {}
+                // Every other parameter is bound again for the next row.
+                statement.resetKeepingBindings()
                 // A key allocated above is within Z_MAX already.
                 if position < assigned.count && assigned[position] != nil { continue }
                 maxKeyByRoot[plan.keySequence] = max(maxKeyByRoot[plan.keySequence] ?? 0, key)
@@ -191,9 +206,12 @@ extension SQLiteStore: InTransactionKeyAssigning {
                 let write = plan.columns
                 let table = schema.tables[layout.tableIndex]
                 let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.update(entityNumber: layout.number)) { write.updateSQL }
-                let next = try bindColumns(row, write, to: statement, from: 1)
+                // The key and version first, through `bind`, which readies the statement
+                // (see bindColumns(_:_:to:from:)).
+                let next = Int32(write.values.count) + 1
                 try statement.bind(.integer(row.primaryKey), at: next)
                 try statement.bind(.integer(row.version), at: next + 1)
+                _ = try bindColumns(row, write, to: statement, from: 1)
                 while try statement.step() {}
                 statement.reset()
                 if connection.changes == 0 { throw conflict(row, connection, table) }
