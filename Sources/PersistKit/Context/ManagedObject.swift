@@ -263,13 +263,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Objects are equal only when they are the same instance, as `NSManagedObject`s are.
     public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
 
-    /// Hashes the instance's identity.
-    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    /// Hashes the instance's identity. Final, as identity is what `==` compares (Core Data
+    /// forbids overriding `hash` too): a `Set` of objects hashes without a class-method call.
+    public final func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
     /// The hash `Set` and `Dictionary` ask for first: the instance's address mixed with the
     /// table's seed (``ManagedObjectID``'s mix), without SipHash (a to-many relationship's
     /// `Set` is built from scratch at each read).
-    public func _rawHashValue(seed: Int) -> Int {
+    public final func _rawHashValue(seed: Int) -> Int {
         ManagedObjectID.mixedHash(UInt64(UInt(bitPattern: ObjectIdentifier(self))), seed: seed)
     }
 

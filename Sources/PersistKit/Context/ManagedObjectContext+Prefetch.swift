@@ -76,11 +76,9 @@ extension ManagedObjectContext {
 
     /// Prefetches one relationship for `sources` and returns the destination objects.
     private func prefetch(_ relationship: RelationshipDescription, for sources: [ManagedObject]) throws -> [ManagedObject] {
-        var next: [ManagedObject] = []
-        var seen: Set<ObjectIdentifier> = []
-        func add(_ object: ManagedObject) {
-            if seen.insert(ObjectIdentifier(object)).inserted { next.append(object) }
-        }
+        // A struct, not a local function capturing two variables: variables a local function
+        // captures get a dynamic exclusivity check at every access from the row closure below.
+        var next = PrefetchedObjects()
         if relationship.isToMany {
             var needing: [ManagedObject] = []
             // Whether an entity has the relationship, asked once per run of sources of one
@@ -95,41 +93,47 @@ extension ManagedObjectContext {
                 guard entityHasIt else { continue }
                 if source._isInserted || source.objectKey.isTemporaryID
                     || (!source.toMany.isEmpty && source.toMany[relationship.name]?.isLoaded == true) {
-                    for id in source.toManyMembers(relationship) { add(registeredObject(with: id)) }
+                    for id in source.toManyMembers(relationship) { next.add(registeredObject(with: id)) }
                 } else {
                     needing.append(source)
                 }
             }
-            guard let first = needing.first else { return next }
+            guard let first = needing.first else { return next.objects }
             let store = try rootStore(for: first.entity)
-            var destinations = try store.prefetchDestinations(of: needing.map(\.objectID), relationship: relationship)
             // With a to-one inverse, a destination row belongs to one source: the store's rows
             // repeat no object, so they need no check against `seen` (only objects added above do).
             let disjoint = relationship.inverseRelationship.map { !$0.isToMany } ?? false
-            let checked = !next.isEmpty || !disjoint
-            next.reserveCapacity(next.count + destinations.values.reduce(0) { $0 + $1.count })
-            registered.reserveCapacity(registered.count + next.capacity)
+            let checked = !next.objects.isEmpty || !disjoint
             // Taken before any member is looked up: a registry that lets go of an object while
             // they are (none does) leaves the recorded members unused.
             let generation = registryGeneration
-            for source in needing {
-                // Taken out of the dictionary and moved out row by row (see fetchObjects): each
-                // row goes to its object while in cache, with no retain now and release later.
-                var rows = destinations.removeValue(forKey: source.objectID) ?? []
-                // The members are recorded as their objects, so reading the relationship looks
-                // none of them up, and no member makes its ID here (only when asked for).
-                var memberObjects: [ManagedObject] = []
-                memberObjects.reserveCapacity(rows.count)
-                rows.reverse()
-                while let row = rows.popLast() {
-                    let object = materialize(row, isRoot: true)
-                    memberObjects.append(object)
-                    if checked { add(object) } else { next.append(object) }
+            // Each row becomes its object as the store reads it (while the row is in cache, and
+            // with no table of rows by source in between); the members are recorded as their
+            // objects, so reading the relationship looks none of them up, and no member makes
+            // its ID here (only when asked for).
+            var members = [[ManagedObject]](repeating: [], count: needing.count)
+            var rowsSoFar = 0
+            var sourcesSoFar = 0
+            try store.prefetchDestinations(of: needing.map(\.objectID), relationship: relationship, expect: { rowCount in
+                next.objects.reserveCapacity(next.objects.count + rowCount)
+                registered.reserveCapacity(registered.count + rowCount)
+            }) { index, row in
+                let object = materialize(row, isRoot: true)
+                // A source's array is made at its first member with room for the sources' mean
+                // so far (plus one), not grown from empty through several reallocations.
+                if members[index].capacity == 0 {
+                    members[index].reserveCapacity(sourcesSoFar == 0 ? 8 : rowsSoFar / sourcesSoFar + 1)
+                    sourcesSoFar += 1
                 }
-                source.toMany[relationship.name, default: ToManyState()]
-                    .setCommitted(objects: memberObjects, generation: generation)
+                rowsSoFar += 1
+                members[index].append(object)
+                if checked { next.add(object) } else { next.objects.append(object) }
             }
-            return next
+            for (index, source) in needing.enumerated() {
+                source.toMany[relationship.name, default: ToManyState()]
+                    .setCommitted(objects: members[index], generation: generation)
+            }
+            return next.objects
         }
 
         var wanted: [ManagedObjectID] = []
@@ -139,7 +143,7 @@ extension ManagedObjectContext {
             let values = source._isFault ? source.pendingRow?.values : source.values
             guard let values, slot < values.count, case .object(let id) = values[slot] else { continue }
             let destination = registeredObject(with: id)
-            add(destination)
+            next.add(destination)
             if destination._isFault && destination.pendingRow == nil && !id.isTemporaryID && wantedSet.insert(id).inserted {
                 wanted.append(id)
             }
@@ -147,6 +151,6 @@ extension ManagedObjectContext {
         if !wanted.isEmpty {
             for row in try loadRows(for: wanted) { _ = materialize(row, isRoot: true) }
         }
-        return next
+        return next.objects
     }
 }

@@ -24,6 +24,23 @@ extension PersistentStore {
     }
 }
 
+extension PersistentStore {
+    /// ``prefetchDestinations(of:relationship:)``'s rows handed over source by source: the
+    /// default for stores that answer with the whole table of rows at once.
+    public func prefetchDestinations(of sources: [ManagedObjectID], relationship: RelationshipDescription,
+                                     expect: (_ rowCount: Int) -> Void,
+                                     each body: (_ sourceIndex: Int, _ row: consuming RowSnapshot) throws -> Void) throws {
+        var destinations = try prefetchDestinations(of: sources, relationship: relationship)
+        expect(destinations.values.reduce(0) { $0 + $1.count })
+        for (index, source) in sources.enumerated() {
+            // Taken out of the table and moved out row by row: no copy of a row's values.
+            guard var rows = destinations.removeValue(forKey: source) else { continue }
+            rows.reverse()
+            while let row = rows.popLast() { try body(index, row) }
+        }
+    }
+}
+
 /// Reads a store's rows for the ``PredicateEvaluator``, through the store's public
 /// requirements, caching each row it reads. Used by the in-memory defaults of
 /// ``PersistentStore/fetchDictionaries(_:)`` and ``PersistentStore/execute(_:)``, within one call.

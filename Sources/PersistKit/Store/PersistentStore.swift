@@ -79,6 +79,16 @@ public protocol PersistentStore: AnyObject, Sendable {
     func prefetchDestinations(of sources: [ManagedObjectID], relationship: RelationshipDescription) throws
         -> [ManagedObjectID: [RowSnapshot]]
 
+    /// The rows ``prefetchDestinations(of:relationship:)`` gives, handed to `body` one by one
+    /// with the index in `sources` of the row's source, as they are read: each source's rows
+    /// in their order, the rows of different sources possibly interleaved. `expect`, if the
+    /// store calls it (once, before any row), is given an estimate of how many rows follow
+    /// (at most the destination table's size), so the caller can make room. The default asks
+    /// ``prefetchDestinations(of:relationship:)`` and hands its rows over source by source.
+    func prefetchDestinations(of sources: [ManagedObjectID], relationship: RelationshipDescription,
+                              expect: (_ rowCount: Int) -> Void,
+                              each body: (_ sourceIndex: Int, _ row: consuming RowSnapshot) throws -> Void) throws
+
     /// The dictionaries `request` describes, in its order, within its limit and offset; a
     /// `nil` value leaves its key out. The default computes them in memory from ``fetch(_:)``.
     func fetchDictionaries(_ request: StoreDictionaryRequest) throws -> [[String: StoreValue]]

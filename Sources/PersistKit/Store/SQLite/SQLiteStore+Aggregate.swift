@@ -44,19 +44,44 @@ extension SQLiteStore {
         }
     }
 
-    /// The destination rows of a to-many relationship for many sources with one query per 500
-    /// sources: by the inverse foreign key (the source is in each row), or through the join table.
+    /// The destination rows of a to-many relationship for many sources, by source: the rows
+    /// ``prefetchDestinations(of:relationship:expect:each:)`` reads, gathered per source.
     public func prefetchDestinations(of sources: [ManagedObjectID], relationship: RelationshipDescription) throws
         -> [ManagedObjectID: [RowSnapshot]] {
+        var result: [ManagedObjectID: [RowSnapshot]] = [:]
+        try prefetchDestinations(of: sources, relationship: relationship, expect: { _ in }) { index, row in
+            result[sources[index], default: []].append(row)
+        }
+        return result
+    }
+
+    /// The destination rows of a to-many relationship for many sources with one query per 500
+    /// sources: by the inverse foreign key (the source is in each row), or through the join
+    /// table; or, for most of a table's sources, with one scan of the destination table
+    /// (see `prefetchByScan`).
+    /// Each row goes to `body` as it is read, with its source's index in `sources`.
+    public func prefetchDestinations(of sources: [ManagedObjectID], relationship: RelationshipDescription,
+                                     expect: (_ rowCount: Int) -> Void,
+                                     each body: (_ sourceIndex: Int, _ row: consuming RowSnapshot) throws -> Void) throws {
         guard relationship.isToMany, let destination = relationship.destinationEntity, let sourceEntity = relationship.entity else {
             throw PersistenceError(.persistentStoreOperation, "\(relationship.name) is not a to-many relationship")
         }
         guard let destinationTable = schema.table(of: destination) else {
             throw PersistenceError(.persistentStoreOperation, "the store does not hold entity \(destination.name)", path: url?.path)
         }
-        let keys = sources.filter { !$0.isTemporaryID && $0.storeIdentifier == identifier }
-        var sourceByKey: [Int64: ManagedObjectID] = [:]
-        for id in keys { sourceByKey[id.primaryKey] = id }
+        // Each stored source's index in `sources`, by primary key (sources share a table, so
+        // keys name them apart), and the keys in the sources' order.
+        var positionByKey: [Int64: Int] = [:]
+        positionByKey.reserveCapacity(sources.count)
+        var allKeys: [Int64] = []
+        allKeys.reserveCapacity(sources.count)
+        var allSameEntity = true
+        let inverse = relationship.inverseRelationship.flatMap { $0.isToMany ? nil : $0 }
+        let inverseDestination = inverse?.destinationEntity
+        for (index, id) in sources.enumerated() where !id.isTemporaryID && id.storeIdentifier == identifier {
+            if positionByKey.updateValue(index, forKey: id.primaryKey) == nil { allKeys.append(id.primaryKey) }
+            if id.entity !== inverseDestination { allSameEntity = false }
+        }
         let from: String
         let sourceColumn: String
         let order: String
@@ -78,30 +103,21 @@ extension SQLiteStore {
             let fok = relationship.isOrdered ? schema.orderColumn(ofOrdered: relationship).map { "\"t0\".\(SQLiteSchema.quote($0)), " } ?? "" : ""
             order = "\(sourceColumn), \(fok)\"t0\".\"Z_PK\""
         }
-        let allKeys = keys.map(\.primaryKey)
         // When every source is of the inverse's destination entity, a row's inverse slot holding
         // a source's key names that source (see decodeRow).
-        let inverse = relationship.inverseRelationship.flatMap { $0.isToMany ? nil : $0 }
-        let inverseDestination = inverse?.destinationEntity
-        let knownInverse = inverseDestination != nil && keys.allSatisfy({ $0.entity === inverseDestination }) ? inverse : nil
+        let knownInverse = inverseDestination != nil && allSameEntity ? inverse : nil
         if schema.joinTable(of: relationship) == nil, !relationship.isOrdered, let sourceTable = schema.table(of: sourceEntity) {
-            let scanned = try prefetchByScan(sourceKeys: allKeys, sourceByKey: sourceByKey, relationship: relationship, knownInverse: knownInverse,
-                                             destination: destination, destinationTable: destinationTable,
-                                             sourceTable: sourceTable, sourceColumn: sourceColumn)
-            if let scanned { return scanned }
+            let scanned = try prefetchByScan(sourceKeys: allKeys, sources: sources, positionByKey: positionByKey, relationship: relationship,
+                                             knownInverse: knownInverse, destination: destination, destinationTable: destinationTable,
+                                             sourceTable: sourceTable, sourceColumn: sourceColumn, expect: expect, each: body)
+            if scanned { return }
         }
-        return try withConnection(.sqlite, "prefetching \(sourceEntity.name).\(relationship.name) failed") { connection in
-            var result: [ManagedObjectID: [RowSnapshot]] = [:]
-            result.reserveCapacity(keys.count)
-            // Rows come ordered by their source, so one source's rows are gathered in a local
-            // array and stored once, not appended one by one through the dictionary.
+        try withConnection(.sqlite, "prefetching \(sourceEntity.name).\(relationship.name) failed") { connection in
+            // Rows come ordered by their source: the source's index and ID are looked up once
+            // per run of its rows.
             var currentKey: Int64?
+            var currentPosition: Int?
             var currentSource: ManagedObjectID?
-            var currentRows: [RowSnapshot] = []
-            func store() {
-                if let key = currentKey, let source = sourceByKey[key], !currentRows.isEmpty { result[source, default: []] += currentRows }
-                currentRows.removeAll(keepingCapacity: true)
-            }
             for start in stride(from: 0, to: allKeys.count, by: 500) {
                 let batch = Array(allKeys[start..<min(start + 500, allKeys.count)])
                 let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(from) WHERE \(sourceColumn) IN (\(batch.map { _ in "?" }.joined(separator: ", "))) ORDER BY \(order)"
@@ -110,72 +126,63 @@ extension SQLiteStore {
                 try statement.forEachRow(batch.map { .integer($0) }) { statement in
                     let key = statement.int64(sourceIndex)
                     if key != currentKey {
-                        store()
                         currentKey = key
-                        currentSource = sourceByKey[key]
+                        currentPosition = positionByKey[key]
+                        currentSource = currentPosition.map { sources[$0] }
                     }
+                    guard let position = currentPosition else { return }
                     // The row's inverse slot names the source: reuse its ID rather than make one per row.
                     guard let row = decodeRow(statement, knownDestination: currentSource, knownInverse: knownInverse),
                           row.entity.isKind(of: destination) else { return }
-                    currentRows.append(row)
+                    try body(position, row)
                 }
-                store()
                 currentKey = nil
+                currentPosition = nil
                 currentSource = nil
             }
-            return result
         }
     }
 
     /// Prefetching a large share of a table's sources (a fetch of most parents) reads the whole
     /// destination table once, in primary-key order, and keeps the rows whose foreign key is a
     /// source: one pass costs far less than one index seek and one table seek per destination row.
-    /// Returns `nil` (the caller then reads by `IN` lists through the foreign-key index) when the
+    /// Returns `false` (the caller then reads by `IN` lists through the foreign-key index) when the
     /// sources are under a quarter of the source table's rows, judged by its largest `Z_PK`.
-    /// The members come in primary-key order, as the `IN` reads give them.
-    private func prefetchByScan(sourceKeys: [Int64], sourceByKey: [Int64: ManagedObjectID], relationship: RelationshipDescription,
-                                knownInverse: RelationshipDescription?,
+    /// The members come in primary-key order, as the `IN` reads give them. Each kept row goes
+    /// to `body` as it is read, with its source's index in `sources`; `expect` is told the
+    /// destination table's largest key first (at least its number of rows).
+    private func prefetchByScan(sourceKeys: [Int64], sources: [ManagedObjectID], positionByKey: [Int64: Int],
+                                relationship: RelationshipDescription, knownInverse: RelationshipDescription?,
                                 destination: EntityDescription, destinationTable: SQLiteSchema.Table,
-                                sourceTable: SQLiteSchema.Table, sourceColumn: String) throws -> [ManagedObjectID: [RowSnapshot]]? {
-        guard sourceKeys.count >= 64 else { return nil }
+                                sourceTable: SQLiteSchema.Table, sourceColumn: String,
+                                expect: (_ rowCount: Int) -> Void,
+                                each body: (_ sourceIndex: Int, _ row: consuming RowSnapshot) throws -> Void) throws -> Bool {
+        guard sourceKeys.count >= 64 else { return false }
         return try withConnection(.sqlite, "prefetching \(relationship.entity?.name ?? "?").\(relationship.name) failed") { connection in
             let largestKey = connection.planningInt64("SELECT MAX(\"Z_PK\") FROM \(SQLiteSchema.quote(sourceTable.name))") ?? 0
-            guard Int64(sourceKeys.count) * 4 >= largestKey else { return nil }
-            // Each source's position, indexed by its key (keys are at most four times as many as
-            // the sources here, so a flat table is small): rows are gathered per position, with
-            // no hashing per row, whether or not siblings are neighbours in the table.
-            var positionByKey = [Int32](repeating: -1, count: Int(max(0, largestKey)) + 1)
-            var sourceByPosition: [ManagedObjectID?] = []
-            sourceByPosition.reserveCapacity(sourceKeys.count)
-            for (position, key) in sourceKeys.enumerated() {
-                if key >= 0 && key < Int64(positionByKey.count) { positionByKey[Int(key)] = Int32(position) }
-                sourceByPosition.append(sourceByKey[key])
+            guard Int64(sourceKeys.count) * 4 >= largestKey else { return false }
+            // Each source's index in `sources`, in a flat table indexed by its key (keys are at
+            // most four times as many as the sources here, so the table is small): no hashing per row.
+            var positionTable = [Int32](repeating: -1, count: Int(max(0, largestKey)) + 1)
+            for key in sourceKeys where key >= 0 && key < Int64(positionTable.count) {
+                if let position = positionByKey[key] { positionTable[Int(key)] = Int32(position) }
             }
-            var buckets = [[RowSnapshot]](repeating: [], count: sourceKeys.count)
-            // A source's bucket is made at its first row with room for the average share of the
-            // destination table (its largest key over the sources, at most 16), rather than grown
-            // from empty through four or five reallocations; buckets live only for this call.
             let destinationKeys = connection.planningInt64("SELECT MAX(\"Z_PK\") FROM \(SQLiteSchema.quote(destinationTable.name))") ?? 0
-            let share = Int(min(max(destinationKeys, 0) / Int64(max(sourceKeys.count, 1)) + 1, 16))
+            expect(Int(max(0, destinationKeys)))
             let sourceIndex = Int32(3 + destinationTable.columns.count)
             let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(SQLiteSchema.quote(destinationTable.name)) AS \"t0\" WHERE \(sourceColumn) IS NOT NULL ORDER BY \"t0\".\"Z_PK\""
-            try connection.cachedStatement(sql).forEachRow { statement in
-                let key = statement.int64(sourceIndex)
-                guard key >= 0 && key < Int64(positionByKey.count) else { return }
-                let position = Int(positionByKey[Int(key)])
-                guard position >= 0 else { return }
-                guard let row = decodeRow(statement, knownDestination: sourceByPosition[position],
-                                            knownInverse: knownInverse),
-                      row.entity.isKind(of: destination) else { return }
-                if buckets[position].capacity == 0 { buckets[position].reserveCapacity(share) }
-                buckets[position].append(row)
+            try sources.withUnsafeBufferPointer { sources in
+                try connection.cachedStatement(sql).forEachRow { statement in
+                    let key = statement.int64(sourceIndex)
+                    guard key >= 0 && key < Int64(positionTable.count) else { return }
+                    let position = Int(positionTable[Int(key)])
+                    guard position >= 0 else { return }
+                    guard let row = decodeRow(statement, knownDestination: sources[position], knownInverse: knownInverse),
+                          row.entity.isKind(of: destination) else { return }
+                    try body(position, row)
+                }
             }
-            var result: [ManagedObjectID: [RowSnapshot]] = [:]
-            result.reserveCapacity(sourceKeys.count)
-            for (position, rows) in buckets.enumerated() where !rows.isEmpty {
-                if let source = sourceByKey[sourceKeys[position]] { result[source] = rows }
-            }
-            return result
+            return true
         }
     }
 

@@ -29,13 +29,8 @@ extension SQLiteStore {
             // Fields read in place through the buffer: copying the optional layout out would
             // retain and release each of its fields per row.
             guard let entity = layouts[number]?.entity, let slotColumns = layouts[number]?.slotColumns else { return nil }
-            // reserveCapacity and append: the cheapest way measured (callgrind) to fill a new
-            // [StoreValue]; Array(repeating:count:) and init(unsafeUninitializedCapacity:) cost
-            // 2–3 times as much per row (the latter through an unspecialized generic path).
-            var values: [StoreValue] = []
-            values.reserveCapacity(slotColumns.count)
-            slotColumns.withUnsafeBufferPointer { slots in
-                for slot in slots { values.append(decodeSlot(statement, slot, knownDestination, knownInverse)) }
+            let values = slotColumns.withUnsafeBufferPointer { slots in
+                decodeValues(statement, slots, knownDestination, knownInverse)
             }
             let primaryKey = statement.int64(0)
             if let knownID, knownID.entity === entity, knownID.primaryKey == primaryKey {
@@ -44,6 +39,43 @@ extension SQLiteStore {
             // No ID per row: the row carries its key, and a context makes the object's ID
             // only when it is asked for.
             return RowSnapshot(entity: entity, store: storeToken, primaryKey: primaryKey, version: statement.int64(2), values: values)
+        }
+    }
+
+    /// The slot values of the row the statement is on, one per element of `slots`, in order.
+    ///
+    /// Up to 12 slots the array is written as a literal: Swift allocates a literal's buffer at
+    /// its exact size and stores the elements in place, one allocation and nothing else, where
+    /// `reserveCapacity` and `append` (the general path below, for wider rows) went through the
+    /// array's generic growth routine, about 350 instructions per row under callgrind, and
+    /// `Array(repeating:count:)` or `init(unsafeUninitializedCapacity:)` cost more still.
+    /// Array literals evaluate their elements left to right, so columns are read in order.
+    @inline(__always)
+    private func decodeValues(_ statement: SQLiteStatement, _ slots: UnsafeBufferPointer<SQLiteSchema.SlotColumn>,
+                              _ knownDestination: ManagedObjectID?, _ knownInverse: RelationshipDescription?) -> [StoreValue] {
+        // Not forced inline: one copy of the slot decoder serves the 78 elements below.
+        func v(_ index: Int) -> StoreValue {
+            decodeSlot(statement, slots[index], knownDestination, knownInverse)
+        }
+        switch slots.count {
+        case 0: return []
+        case 1: return [v(0)]
+        case 2: return [v(0), v(1)]
+        case 3: return [v(0), v(1), v(2)]
+        case 4: return [v(0), v(1), v(2), v(3)]
+        case 5: return [v(0), v(1), v(2), v(3), v(4)]
+        case 6: return [v(0), v(1), v(2), v(3), v(4), v(5)]
+        case 7: return [v(0), v(1), v(2), v(3), v(4), v(5), v(6)]
+        case 8: return [v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7)]
+        case 9: return [v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), v(8)]
+        case 10: return [v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), v(8), v(9)]
+        case 11: return [v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), v(8), v(9), v(10)]
+        case 12: return [v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), v(8), v(9), v(10), v(11)]
+        default:
+            var values: [StoreValue] = []
+            values.reserveCapacity(slots.count)
+            for index in slots.indices { values.append(v(index)) }
+            return values
         }
     }
 
