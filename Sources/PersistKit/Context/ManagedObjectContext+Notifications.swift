@@ -77,17 +77,18 @@ extension ManagedObjectContext {
     /// Applies pending delete rules and posts ``didChangeObjectsNotification`` for the changes
     /// made since the last call (Core Data's `processPendingChanges()`).
     public func processPendingChanges() {
-        onQueue { _ = processPendingChangesReturningInserted() }
+        onQueue { _ = processPendingChangesReturningInserted(posts: postsNotifications) }
     }
 
     /// ``processPendingChanges()`` on the context's queue, returning the set of inserted
     /// objects it posted (empty when it posted nothing), so a save can post the same set again
-    /// when it saves exactly those objects. `posts` is ``postsNotifications`` when the caller
-    /// read it already.
-    func processPendingChangesReturningInserted(posts: Bool? = nil) -> Set<ManagedObject> {
+    /// when it saves exactly those objects. `posts` gives ``postsNotifications``, asked only
+    /// when there are changes to post (a save passes the value it read with its other
+    /// settings, under one lock).
+    func processPendingChangesReturningInserted(posts: @autoclosure () -> Bool) -> Set<ManagedObject> {
         if !pendingDeletePropagation.isEmpty { propagateDeletes() }
         if unprocessedInserted.isEmpty && unprocessedUpdated.isEmpty && unprocessedDeleted.isEmpty { return [] }
-        guard posts ?? postsNotifications else {
+        guard posts() else {
             // Nothing to post: the pending lists are only forgotten, no set is built.
             Self.clearPending(&unprocessedInserted)
             Self.clearPending(&unprocessedUpdated)

@@ -26,13 +26,7 @@ struct SQLiteDirectoryStamp: Equatable, Sendable {
     /// The stamp of the directory at `path` now (following symbolic links), or `nil` when
     /// there is none (or it cannot be examined).
     static func of(cString path: ContiguousArray<CChar>) -> SQLiteDirectoryStamp? {
-        var info = stat()
-        let found = path.withUnsafeBufferPointer { buffer in
-            // Never nil: utf8CString ends with a NUL, so the buffer is not empty.
-            guard let base = buffer.baseAddress else { return false }
-            return stat(base, &info) == 0
-        }
-        guard found else { return nil }
+        guard let info = SQLiteFileStatus.of(cString: path) else { return nil }
         return SQLiteDirectoryStamp(device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
                                     changed: Self.nanoseconds(info.st_ctim), modified: Self.nanoseconds(info.st_mtim))
     }

@@ -22,30 +22,24 @@ struct SQLiteFileIdentity: Equatable, Sendable, CustomStringConvertible {
     /// ``of(_:)`` for a path already converted to a C string (`String.utf8CString`): a path
     /// looked at again and again is converted once, not at every call.
     static func of(cString path: ContiguousArray<CChar>) -> SQLiteFileIdentity? {
-        var info = stat()
-        let found = path.withUnsafeBufferPointer { buffer in
-            // Never nil: utf8CString ends with a NUL, so the buffer is not empty.
-            guard let base = buffer.baseAddress else { return false }
-            return stat(base, &info) == 0
-        }
-        guard found else { return nil }
-        return SQLiteFileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        SQLiteFileStatus.of(cString: path).map(SQLiteFileIdentity.init(status:))
     }
 
     /// ``of(cString:)``, noting in `isLink` whether the path itself is a symbolic link (looked
     /// at with `lstat`: one system call when it is not, as many as ``of(cString:)`` makes).
     static func of(cString path: ContiguousArray<CChar>, isLink: inout Bool) -> SQLiteFileIdentity? {
-        var info = stat()
-        let found = path.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return false }
-            return lstat(base, &info) == 0
-        }
-        guard found else { return nil }
+        guard let info = SQLiteFileStatus.of(cString: path, followingLinks: false) else { return nil }
         if (info.st_mode & S_IFMT) == S_IFLNK {
             isLink = true
             return of(cString: path)
         }
-        return SQLiteFileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        return SQLiteFileIdentity(status: info)
+    }
+
+    /// The identity a `stat` record gives.
+    private init(status info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
     }
 
     /// `device:inode`.

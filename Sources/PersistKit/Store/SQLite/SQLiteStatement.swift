@@ -115,6 +115,16 @@ public final class SQLiteStatement {
         guard code == SQLITE_OK else { throw connection.lastError(code: code, sql: sql) }
     }
 
+    /// Binds an integer to the 1-based parameter `index` of a statement already made ready for
+    /// binding since its last step (a parameter bound through ``bind(_:at:)``, which resets a
+    /// stepped statement, or ``resetKeepingBindings()``): the save's per-column path, with no
+    /// switch over ``StoreValue`` and no reset check.
+    @inline(__always)
+    func bindInteger(_ value: Int64, at index: Int32) throws(SQLiteError) {
+        let code = sqlite3_bind_int64(handle, index, value)
+        guard code == SQLITE_OK else { throw connection.lastError(code: code, sql: sql) }
+    }
+
     private func bindText(_ text: String, at index: Int32) -> Int32 {
         var text = text
         return text.withUTF8 { buffer in

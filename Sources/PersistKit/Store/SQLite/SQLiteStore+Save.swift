@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 extension SQLiteStore: InTransactionKeyAssigning {
@@ -93,8 +92,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
                         }
                         switch values[slot] {
                         case .integer(let integer):
-                            let code = sqlite3_bind_int64(statement.handle, index, integer)
-                            if code != SQLITE_OK { throw statement.connection.lastError(code: code, sql: statement.sql) }
+                            try statement.bindInteger(integer, at: index)
                         case .object(let id) where id.isTemporaryID:
                             throw PersistenceError(.persistentStoreSave, "a relationship points to an object with a temporary ID \(id)", objectID: row.objectID)
                         default:
