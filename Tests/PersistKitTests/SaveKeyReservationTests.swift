@@ -33,6 +33,21 @@ struct SaveKeyReservationTests {
         try #require(try S.query(path, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = '\(name)'").first.flatMap { Int64($0[0]) })
     }
 
+    @Test func takeHandsOutTheReservedBlockInOrderAndRefusesMoreThanIsLeft() {
+        var reservations = SQLiteKeyReservations()
+        #expect(reservations.take(1, sequence: 3) == nil)
+        reservations.reserved(sequence: 3, next: 10, last: 14)
+        #expect(reservations.take(2, sequence: 3) == 10)
+        // Four asked, three left: nothing is handed out, and the three stay.
+        #expect(reservations.take(4, sequence: 3) == nil)
+        #expect(reservations.take(3, sequence: 3) == 12)
+        #expect(reservations.take(1, sequence: 3) == nil)
+        #expect(reservations.take(1, sequence: 4) == nil)
+        reservations.reserved(sequence: 3, next: 20, last: 21)
+        reservations.forgetBlocks()
+        #expect(reservations.take(1, sequence: 3) == nil)
+    }
+
     @Test func manySavesReserveAheadOnceInAWhileAndKeepZMaxAboveEveryKey() throws {
         let (coordinator, store) = try K.sqliteCoordinator()
         let path = try #require(store.url?.path)

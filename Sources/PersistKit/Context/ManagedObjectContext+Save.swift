@@ -246,7 +246,15 @@ extension ManagedObjectContext {
     /// temporary ID headed for a store that cannot allocate keys inside its save transaction;
     /// and the last entity looked up with its store, which the write then need not look up
     /// again (see ``StoreWrites``).
+    ///
+    /// A coordinator whose only store holds every entity and allocates keys in its save
+    /// transaction (one SQLite store, the common case) needs no pass over the objects: none
+    /// of them needs a key now, and that store is every entity's.
     private func objectsNeedingKeysBeforeWriting(_ inserted: [ManagedObject]) -> ([ManagedObject], StoreWrites.Known?) {
+        guard let first = inserted.first else { return ([], nil) }
+        if let only = persistentStoreCoordinator?.soleStoreForEveryEntity(), Self.keyAssigning(only) != nil {
+            return ([], StoreWrites.Known(entity: first.entity, store: only))
+        }
         var result: [ManagedObject] = []
         var lastEntity: EntityDescription?
         var lastStore: (any PersistentStore)?

@@ -94,6 +94,17 @@ public final class PersistentStoreCoordinator: Sendable {
         return found
     }
 
+    /// The coordinator's store when it has exactly one and that store holds every entity (it
+    /// has no configuration, or the default one): the store ``persistentStore(for:)`` returns
+    /// for any entity, found under one lock without looking at the entity. `nil` otherwise.
+    func soleStoreForEveryEntity() -> (any PersistentStore)? {
+        stores.withLock { stores in
+            guard stores.count == 1, let only = stores.first else { return nil }
+            guard let name = only.configurationName, name != "Default" else { return only }
+            return nil
+        }
+    }
+
     /// The object ID a URI names (`x-coredata://<store>/<Entity>/p<pk>`), if its store is open
     /// and its entity is in the model (Core Data's `managedObjectID(forURIRepresentation:)`).
     public func managedObjectID(forURIRepresentation uri: URL) -> ManagedObjectID? {

@@ -39,10 +39,13 @@ struct SQLiteKeyReservations {
 
     /// Hands out `count` consecutive keys of `sequence` from the block reserved ahead, and
     /// returns the first; `nil` when the block has fewer left.
+    /// The sequence is found once (one hash of its number), then read and advanced in place.
     mutating func take(_ count: Int64, sequence: Int) -> Int64? {
-        guard let state = sequences[sequence], state.last - state.next + 1 >= count else { return nil }
-        sequences[sequence]?.next = state.next + count
-        return state.next
+        guard let index = sequences.index(forKey: sequence) else { return nil }
+        let first = sequences.values[index].next
+        guard sequences.values[index].last - first + 1 >= count else { return nil }
+        sequences.values[index].next = first + count
+        return first
     }
 
     /// How many keys beyond those asked for the next reservation of `sequence` takes.
