@@ -119,6 +119,10 @@ public enum Daemon {
     }
 
     private static func stop(_ server: Server) {
+        if let commits = server.state.sqliteStore?.groupCommitStatistics, commits.groups > 0 {
+            Logger.daemon.log(.info, "group commit: \(commits.committed + commits.failed) writes in \(commits.groups) transactions"
+                + " (largest \(commits.largestGroup), \(commits.failed) failed)")
+        }
         server.shutdown {
             Logger.daemon.log(.notice, "stopped")
             // The store is closed and every reply written; exit without running atexit

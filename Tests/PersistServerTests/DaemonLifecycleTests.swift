@@ -73,6 +73,27 @@ struct DaemonLifecycleTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "precious")
     }
 
+    @Test("on SIGTERM the group commit's counters are logged: writes, transactions, largest group, failures")
+    func groupCommitCountersLogged() throws {
+        let daemon = try DaemonHarness.start()
+        let client = try daemon.connect()
+        for index in 0..<3 {
+            _ = try client.result(["op": "insert", "entity": "Person", "values": ["name": .string("p\(index)")]])
+            #expect(try client.result(["op": "save"]) == ["inserted": 1, "updated": 0, "deleted": 0])
+        }
+        #expect(daemon.stop() == 0)
+        let line = daemon.standardError.split(separator: "\n").first { $0.contains("group commit: ") }
+        let numbers = (line ?? "").split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        // "group commit: N writes in M transactions (largest L, F failed)"
+        #expect(numbers.count == 4, "\(daemon.standardError)")
+        if numbers.count == 4 {
+            #expect(numbers[0] >= 3)
+            #expect(numbers[1] >= 1 && numbers[1] <= numbers[0])
+            #expect(numbers[2] >= 1 && numbers[2] <= numbers[0])
+            #expect(numbers[3] == 0)
+        }
+    }
+
     @Test("SIGTERM with requests in flight: each is answered or not started, acknowledged saves are on disk, exit 0")
     func sigtermInFlight() throws {
         let directory = try DaemonHarness.temporaryDirectory()

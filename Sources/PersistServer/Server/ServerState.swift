@@ -29,6 +29,9 @@ public final class ServerState: Sendable {
     /// any, `get`s also go to the view context asynchronously, so an event loop's thread never
     /// waits behind a long query (see `Session.handle`).
     let queriesOnViewContext = Atomic<Int>(0)
+    /// The store when it is SQLite's, found once at start: a save tells its group commit that
+    /// it is coming (``Session/expectingWrite(_:)``).
+    let sqliteStore: SQLiteStore?
     /// When the server started.
     public let startTime = Date()
     /// The version `hello` reports: `persistd/<version>`.
@@ -39,6 +42,7 @@ public final class ServerState: Sendable {
         self.container = container
         self.current = Locked(configuration)
         self.subscriptions = SubscriptionHub(container: container)
+        self.sqliteStore = container.persistentStoreCoordinator.persistentStores.first as? SQLiteStore
         self.modelJSON = try JSONParser.parse(Array(try container.managedObjectModel.normalizedJSON()))
     }
 

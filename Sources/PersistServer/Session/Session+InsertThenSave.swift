@@ -20,6 +20,13 @@ extension Session {
         guard access.allows(insert.op), access.allows(save.op) else {
             return [checkedWriteReply(insert), checkedWriteReply(save)]
         }
+        // The save's write is expected from the insert on: a group committing meanwhile waits
+        // for it a little (Session+Save.swift).
+        return expectingWrite { insertedThenSaved(insert, save) }
+    }
+
+    /// ``insertThenSave(_:_:)`` once access is granted.
+    private func insertedThenSaved(_ insert: WireRequest, _ save: WireRequest) -> [WireReply] {
         // A change starting on a context with none pending starts a transaction: read fresh.
         if !context.hasChanges { context.reset() }
         let object: ManagedObject

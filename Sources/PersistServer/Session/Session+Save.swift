@@ -18,7 +18,7 @@ extension Session {
         context.processPendingChanges()
         let (inserted, updated, deleted) = context.changeCounts
         do {
-            try context.save()
+            try expectingWrite { () throws(any Error) in try context.save() }
         } catch {
             throw WireError(persistenceError: error)
         }
@@ -28,6 +28,28 @@ extension Session {
             state.subscriptions.kick()
         }
         return (inserted, updated, deleted)
+    }
+
+    /// Runs `body` (a save of the session's context) telling the store's group commit that a
+    /// write is coming from this thread, so a group about to commit meanwhile waits for it a
+    /// little and commits it too (see `SQLiteStore.expectingWrite(_:)`).
+    ///
+    /// `adoptingAnnouncement`: `body` runs the requests that ``announceWrite(for:)`` announced
+    /// when it handed them to the context's queue.
+    func expectingWrite<T, E: Error>(adoptingAnnouncement: Bool = false, _ body: () throws(E) -> T) throws(E) -> T {
+        guard let store = state.sqliteStore else { return try body() }
+        return try store.expectingWrite(adoptingAnnouncement: adoptingAnnouncement, body)
+    }
+
+    /// Tells the store's group commit that `requests`, about to be handed to the context's
+    /// queue, will save (when one of them is a `save`), so a group about to commit waits for
+    /// them a little even before that queue's thread starts them. Returns whether it did: the
+    /// hop that runs them must then run in ``expectingWrite(adoptingAnnouncement:_:)`` with
+    /// `adoptingAnnouncement` set.
+    func announceWrite(for requests: [WireRequest]) -> Bool {
+        guard let store = state.sqliteStore, requests.contains(where: { $0.op == "save" }) else { return false }
+        store.announceWrite()
+        return true
     }
 
     /// The bytes of ``save(_:)``'s result for `counts` (what its `JSON` writes).

@@ -98,8 +98,11 @@ public final class Session: Sendable {
             // connection or process, up to the busy timeout) and the group commit; the thread
             // that read the request goes on serving its other connections meanwhile.
             let context = self.context
+            let announced = announceWrite(for: [request])
             context.perform { [self] in
-                let reply = Self.reply(request) { () throws(WireError) in try self.writeOp(request) }
+                let reply = expectingWrite(adoptingAnnouncement: announced) {
+                    Self.reply(request) { () throws(WireError) in try self.writeOp(request) }
+                }
                 hasPendingChanges.store(context.hasChanges, ordering: .releasing)
                 completion(reply)
             }
@@ -183,25 +186,33 @@ public final class Session: Sendable {
     /// ones after it.
     private func write(_ requests: [WireRequest], completion: @escaping @Sendable ([WireReply]) -> Void) {
         let context = self.context
+        // A save among them is expected by the group commit from now on (Session+Save.swift).
+        let announced = announceWrite(for: requests)
         context.perform { [self] in
-            var replies: [WireReply] = []
-            replies.reserveCapacity(requests.count)
-            var index = 0
-            while index < requests.count {
-                let request = requests[index]
-                // An insert saved at once shares the save's transaction (Session+InsertThenSave.swift).
-                if request.op == "insert", index + 1 < requests.count, requests[index + 1].op == "save" {
-                    replies.append(contentsOf: insertThenSave(request, requests[index + 1]))
-                    index += 2
-                    continue
-                }
-                Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
-                replies.append(checkedWriteReply(request))
-                index += 1
-            }
+            let replies = expectingWrite(adoptingAnnouncement: announced) { writeReplies(requests) }
             hasPendingChanges.store(context.hasChanges, ordering: .releasing)
             completion(replies)
         }
+    }
+
+    /// The replies to the writes `requests`, run in order on the session's context.
+    private func writeReplies(_ requests: [WireRequest]) -> [WireReply] {
+        var replies: [WireReply] = []
+        replies.reserveCapacity(requests.count)
+        var index = 0
+        while index < requests.count {
+            let request = requests[index]
+            // An insert saved at once shares the save's transaction (Session+InsertThenSave.swift).
+            if request.op == "insert", index + 1 < requests.count, requests[index + 1].op == "save" {
+                replies.append(contentsOf: insertThenSave(request, requests[index + 1]))
+                index += 2
+                continue
+            }
+            Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
+            replies.append(checkedWriteReply(request))
+            index += 1
+        }
+        return replies
     }
 
     /// Answers the reads `requests` in one hop to the read context: the connection's own while

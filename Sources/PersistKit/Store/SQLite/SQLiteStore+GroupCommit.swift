@@ -38,15 +38,45 @@ extension SQLiteStore {
         return result
     }
 
+    /// Runs `body`, which is about to make a write to this store (a context's `save()`), telling
+    /// the group commit so: a group that is about to commit while `body` has not submitted its
+    /// write yet waits for it a little (at most `SQLiteCommitQueue.expectedWriteWait`), so that saves made at the
+    /// same time on several threads share one transaction. Changes nothing else: `body` runs,
+    /// and its write commits, exactly as without.
+    ///
+    /// `adoptingAnnouncement`: `body` is the work a ``announceWrite()`` announced, on the thread
+    /// it was handed to; the announcement ends when `body` does.
+    public func expectingWrite<T, E: Error>(adoptingAnnouncement: Bool = false, _ body: () throws(E) -> T) throws(E) -> T {
+        commitQueue.expectWrite(adoptingAnnouncement: adoptingAnnouncement)
+        defer { commitQueue.settleExpectedWrite() }
+        return try body()
+    }
+
+    /// Says that work about to be handed to another thread (a connection's requests, queued on
+    /// its context) will make a write: a group about to commit waits for it a little, as for
+    /// ``expectingWrite(adoptingAnnouncement:_:)``, which the work must run in with
+    /// `adoptingAnnouncement` set, exactly once for each announcement.
+    public func announceWrite() {
+        commitQueue.announceWrite()
+    }
+
     /// What the group commit has done so far (for tests): transactions, writes committed and
     /// failed, the largest group.
     var groupCommitCounters: SQLiteCommitQueue.Counters { commitQueue.snapshot }
+
+    /// What the group commit has done since the store was opened: transactions run for groups,
+    /// writes committed and failed, the largest group (persistd logs them when it stops).
+    public var groupCommitStatistics: (groups: Int, committed: Int, failed: Int, largestGroup: Int) {
+        let counters = commitQueue.snapshot
+        return (counters.groups, counters.committed, counters.failed, counters.largestGroup)
+    }
 
     /// Runs `group`, and the writes that join it meanwhile, in one `BEGIN IMMEDIATE`
     /// transaction and sets each write's `failure`.
     private func commitGroup(_ group: [SQLiteCommitQueue.Write]) {
         // Every write run so far: a retry (the store was busy) runs them all again.
         var members = group
+        let deadline = commitQueue.arrivalDeadline()
         do {
             // A write connection: the store file and its -wal are checked first (SQLiteFileWatch).
             try withWriteConnection(.sqlite, group.count == 1 ? group[0].what : "committing \(group.count) writes failed") { connection in
@@ -63,7 +93,7 @@ extension SQLiteStore {
                         }
                         // Writes that queued while these ran join before the commit.
                         while members.count < Self.groupLimit {
-                            let joiners = commitQueue.takeJoiners(limit: Self.groupLimit - members.count)
+                            let joiners = commitQueue.takeJoiners(limit: Self.groupLimit - members.count, waitingUntil: deadline)
                             if joiners.isEmpty { break }
                             members += joiners
                             for write in joiners { try runInSavepoint(write, connection) }

@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+@testable import PersistKit
+
+/// A write announced before it is made (`SQLiteStore.expectingWrite(_:)`) is waited for by a
+/// group about to commit, and shares its transaction; an announcement that brings no write
+/// lets the group commit without it.
+@Suite("Group commit expected writes", .timeLimit(.minutes(1)))
+struct GroupCommitExpectedWriteTests {
+    typealias S = SharingTestSupport
+    typealias G = GroupCommitConcurrencyTests
+    typealias J = GroupCommitJoinTests
+
+    /// A store with a `LOG` table, whose leaders wait for expected writes far longer than
+    /// any test takes, so that what joins does not depend on the scheduler.
+    static func store() throws -> (SQLiteStore, String, PersistentStoreCoordinator) {
+        let path = try S.storePath()
+        let coordinator = try S.coordinator(path, model: G.model(), history: false)
+        let store = try #require(coordinator.persistentStores.first as? SQLiteStore)
+        try J.write(store, #"CREATE TABLE "LOG" ("N" INTEGER)"#)
+        store.commitQueue.expectedWriteWait = 120
+        return (store, path, coordinator)
+    }
+
+    @Test func aGroupWaitsForAnExpectedWriteAndCommitsItToo() throws {
+        let (store, path, coordinator) = try Self.store()
+        defer { withExtendedLifetime(coordinator) {} }
+        let before = store.groupCommitCounters
+        let leaderRan = DispatchSemaphore(value: 0)
+        let expecting = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        let outcomes = Locked<[String: String]>([:])
+        // The expecting thread says so, then writes only once the leader's statements ran.
+        DispatchQueue.global().async(group: done) {
+            do {
+                try store.expectingWrite { () throws(any Error) in
+                    expecting.signal()
+                    leaderRan.wait()
+                    try J.write(store, #"INSERT INTO "LOG" VALUES (2)"#)
+                }
+                outcomes.withLock { $0["expected"] = "saved" }
+            } catch {
+                outcomes.withLock { $0["expected"] = "failed: \(error)" }
+            }
+        }
+        #expect(expecting.wait(timeout: .now() + 30) == .success)
+        #expect(store.commitQueue.expectedCount == 1)
+        DispatchQueue.global().async(group: done) {
+            do {
+                try store.inGroupCommit("leading") { connection in
+                    try connection.execute(#"INSERT INTO "LOG" VALUES (1)"#)
+                    leaderRan.signal()
+                }
+                outcomes.withLock { $0["leader"] = "saved" }
+            } catch {
+                outcomes.withLock { $0["leader"] = "failed: \(error)" }
+            }
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(outcomes.withLock { $0 } == ["leader": "saved", "expected": "saved"])
+        // Without the wait the leader would have committed alone, before the expected write came.
+        let after = store.groupCommitCounters
+        #expect(after.groups - before.groups == 1)
+        #expect(after.committed - before.committed == 2)
+        #expect(store.commitQueue.expectedCount == 0)
+        #expect(try S.query(path, #"SELECT "N" FROM "LOG" ORDER BY "N""#) == [["1"], ["2"]])
+    }
+
+    @Test func anExpectationThatBringsNoWriteLetsTheGroupCommit() throws {
+        let (store, path, coordinator) = try Self.store()
+        defer { withExtendedLifetime(coordinator) {} }
+        let before = store.groupCommitCounters
+        let leaderRan = DispatchSemaphore(value: 0)
+        let expecting = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        let leaderDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async(group: done) {
+            store.expectingWrite {
+                expecting.signal()
+                leaderRan.wait()
+            }
+        }
+        #expect(expecting.wait(timeout: .now() + 30) == .success)
+        DispatchQueue.global().async(group: done) {
+            try? store.inGroupCommit("leading") { connection in
+                try connection.execute(#"INSERT INTO "LOG" VALUES (1)"#)
+                leaderRan.signal()
+            }
+            leaderDone.signal()
+        }
+        // The leader waits (its deadline is minutes away) until the expectation is settled,
+        // which wakes it.
+        #expect(leaderDone.wait(timeout: .now() + 30) == .success)
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        let after = store.groupCommitCounters
+        #expect(after.groups - before.groups == 1)
+        #expect(after.committed - before.committed == 1)
+        #expect(store.commitQueue.expectedCount == 0)
+        #expect(try S.query(path, #"SELECT "N" FROM "LOG""#) == [["1"]])
+    }
+
+    /// A write announced before its work is handed to another thread is waited for from the
+    /// announcement on, before that thread started the work.
+    @Test func anAnnouncedWriteIsWaitedForBeforeItsThreadStarts() throws {
+        let (store, path, coordinator) = try Self.store()
+        defer { withExtendedLifetime(coordinator) {} }
+        let before = store.groupCommitCounters
+        let leaderRan = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        let outcomes = Locked<[String: String]>([:])
+        store.announceWrite()
+        #expect(store.commitQueue.expectedCount == 1)
+        DispatchQueue.global().async(group: done) {
+            do {
+                try store.inGroupCommit("leading") { connection in
+                    try connection.execute(#"INSERT INTO "LOG" VALUES (1)"#)
+                    leaderRan.signal()
+                }
+                outcomes.withLock { $0["leader"] = "saved" }
+            } catch {
+                outcomes.withLock { $0["leader"] = "failed: \(error)" }
+            }
+        }
+        // The announced work starts only once the leader's statements ran.
+        #expect(leaderRan.wait(timeout: .now() + 30) == .success)
+        DispatchQueue.global().async(group: done) {
+            do {
+                try store.expectingWrite(adoptingAnnouncement: true) { () throws(any Error) in
+                    try J.write(store, #"INSERT INTO "LOG" VALUES (2)"#)
+                }
+                outcomes.withLock { $0["announced"] = "saved" }
+            } catch {
+                outcomes.withLock { $0["announced"] = "failed: \(error)" }
+            }
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(outcomes.withLock { $0 } == ["leader": "saved", "announced": "saved"])
+        let after = store.groupCommitCounters
+        #expect(after.groups - before.groups == 1)
+        #expect(after.committed - before.committed == 2)
+        #expect(store.commitQueue.expectedCount == 0)
+        #expect(try S.query(path, #"SELECT "N" FROM "LOG" ORDER BY "N""#) == [["1"], ["2"]])
+    }
+
+    /// An expected write that fails in the group is rolled back alone; the leader's commits.
+    @Test func anExpectedWriteThatFailsFailsAlone() throws {
+        let (store, path, coordinator) = try Self.store()
+        defer { withExtendedLifetime(coordinator) {} }
+        let leaderRan = DispatchSemaphore(value: 0)
+        let expecting = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        let outcomes = Locked<[String: String]>([:])
+        DispatchQueue.global().async(group: done) {
+            do {
+                try store.expectingWrite { () throws(any Error) in
+                    expecting.signal()
+                    leaderRan.wait()
+                    try store.inGroupCommit("refusing") { connection in
+                        try connection.execute(#"INSERT INTO "LOG" VALUES (2)"#)
+                        throw J.Refused()
+                    }
+                }
+                outcomes.withLock { $0["expected"] = "saved" }
+            } catch is J.Refused {
+                outcomes.withLock { $0["expected"] = "refused" }
+            } catch {
+                outcomes.withLock { $0["expected"] = "failed: \(error)" }
+            }
+        }
+        #expect(expecting.wait(timeout: .now() + 30) == .success)
+        let before = store.groupCommitCounters
+        DispatchQueue.global().async(group: done) {
+            do {
+                try store.inGroupCommit("leading") { connection in
+                    try connection.execute(#"INSERT INTO "LOG" VALUES (1)"#)
+                    leaderRan.signal()
+                }
+                outcomes.withLock { $0["leader"] = "saved" }
+            } catch {
+                outcomes.withLock { $0["leader"] = "failed: \(error)" }
+            }
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(outcomes.withLock { $0 } == ["leader": "saved", "expected": "refused"])
+        let after = store.groupCommitCounters
+        #expect(after.groups - before.groups == 1)
+        #expect(after.committed - before.committed == 1)
+        #expect(after.failed - before.failed == 1)
+        #expect(try S.query(path, #"SELECT "N" FROM "LOG""#) == [["1"]])
+    }
+}
