@@ -34,6 +34,34 @@ struct LookupTests {
         }
     }
 
+    @Test(arguments: S.storeTypes)
+    func aMissingIDLeavesNothingRegisteredAndAFoundOneStaysUnique(_ type: StoreType) throws {
+        let coordinator = try S.coordinator(type)
+        try S.seedBreweries(coordinator)
+        let reader = M.context(coordinator)
+        let ids = try reader.performAndWait { try reader.fetch(FetchRequest<ManagedObject>(entityName: "Beer")).map(\.objectID) }
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let missing = ManagedObjectID(entity: ids[0].entity, storeIdentifier: ids[0].storeIdentifier ?? "", primaryKey: 999)
+            #expect(throws: PersistenceError.self) { try context.existingObject(with: missing) }
+            #expect(context.registeredObject(for: missing) == nil, "no fault is left behind for an ID with no row")
+            #expect(context.registeredObjects.isEmpty)
+            // A fault registered first (object(with:)) is filled in place, and stays registered.
+            let fault = context.object(with: ids[0])
+            #expect(fault.isFault)
+            let found = try context.existingObject(with: ids[0])
+            #expect(found === fault && !found.isFault)
+            #expect(try context.existingObject(with: ids[0]) === found)
+            let other = try context.existingObject(with: ids[1])
+            #expect(other !== found && !other.isFault)
+            #expect(context.registeredObjects == [found, other])
+            // A fault of a missing ID registered by object(with:) stays registered after the throw.
+            let missingFault = context.object(with: missing)
+            #expect(throws: PersistenceError.self) { try context.existingObject(with: missing) }
+            #expect(context.registeredObject(for: missing) === missingFault)
+        }
+    }
+
     @Test func existingObjectReadsOneRowWithOneCachedStatement() throws {
         let coordinator = try S.coordinator(.sqlite)
         try S.seedBreweries(coordinator)

@@ -48,7 +48,8 @@ struct SoleStoreSaveTests {
             for beer in beers { beer.setValue(brewery, forKey: "brewery") }
             try context.save()
             #expect(!brewery.objectID.isTemporaryID && brewery.objectID.primaryKey == 1)
-            #expect(beers.map(\.objectID.primaryKey) == [1, 2, 3] && beers.allSatisfy { !$0.objectID.isTemporaryID })
+            // Keys follow the order the save meets the objects in, which Core Data leaves open.
+            #expect(Set(beers.map(\.objectID.primaryKey)) == [1, 2, 3] && beers.allSatisfy { !$0.objectID.isTemporaryID })
             #expect(beers.allSatisfy { $0.primitiveValue(forKey: "brewery") == .object(brewery.objectID) })
             #expect(!context.hasChanges)
         }
