@@ -22,6 +22,23 @@ struct GroupCommitExpectedWriteTests {
         return (store, path, coordinator)
     }
 
+    /// Starts, on another thread in `group`, a group commit that inserts 1 into `LOG`, signals
+    /// `ran` once its statements ran, and records its outcome under "leader".
+    static func lead(_ store: SQLiteStore, in group: DispatchGroup, ran: DispatchSemaphore,
+                     outcomes: Locked<[String: String]>) {
+        DispatchQueue.global().async(group: group) {
+            do {
+                try store.inGroupCommit("leading") { connection in
+                    try connection.execute(#"INSERT INTO "LOG" VALUES (1)"#)
+                    ran.signal()
+                }
+                outcomes.withLock { $0["leader"] = "saved" }
+            } catch {
+                outcomes.withLock { $0["leader"] = "failed: \(error)" }
+            }
+        }
+    }
+
     @Test func aGroupWaitsForAnExpectedWriteAndCommitsItToo() throws {
         let (store, path, coordinator) = try Self.store()
         defer { withExtendedLifetime(coordinator) {} }
@@ -45,17 +62,7 @@ struct GroupCommitExpectedWriteTests {
         }
         #expect(expecting.wait(timeout: .now() + 30) == .success)
         #expect(store.commitQueue.expectedCount == 1)
-        DispatchQueue.global().async(group: done) {
-            do {
-                try store.inGroupCommit("leading") { connection in
-                    try connection.execute(#"INSERT INTO "LOG" VALUES (1)"#)
-                    leaderRan.signal()
-                }
-                outcomes.withLock { $0["leader"] = "saved" }
-            } catch {
-                outcomes.withLock { $0["leader"] = "failed: \(error)" }
-            }
-        }
+        Self.lead(store, in: done, ran: leaderRan, outcomes: outcomes)
         #expect(done.wait(timeout: .now() + 30) == .success)
         #expect(outcomes.withLock { $0 } == ["leader": "saved", "expected": "saved"])
         // Without the wait the leader would have committed alone, before the expected write came.
@@ -110,17 +117,7 @@ struct GroupCommitExpectedWriteTests {
         let outcomes = Locked<[String: String]>([:])
         store.announceWrite()
         #expect(store.commitQueue.expectedCount == 1)
-        DispatchQueue.global().async(group: done) {
-            do {
-                try store.inGroupCommit("leading") { connection in
-                    try connection.execute(#"INSERT INTO "LOG" VALUES (1)"#)
-                    leaderRan.signal()
-                }
-                outcomes.withLock { $0["leader"] = "saved" }
-            } catch {
-                outcomes.withLock { $0["leader"] = "failed: \(error)" }
-            }
-        }
+        Self.lead(store, in: done, ran: leaderRan, outcomes: outcomes)
         // The announced work starts only once the leader's statements ran.
         #expect(leaderRan.wait(timeout: .now() + 30) == .success)
         DispatchQueue.global().async(group: done) {
@@ -169,17 +166,7 @@ struct GroupCommitExpectedWriteTests {
         }
         #expect(expecting.wait(timeout: .now() + 30) == .success)
         let before = store.groupCommitCounters
-        DispatchQueue.global().async(group: done) {
-            do {
-                try store.inGroupCommit("leading") { connection in
-                    try connection.execute(#"INSERT INTO "LOG" VALUES (1)"#)
-                    leaderRan.signal()
-                }
-                outcomes.withLock { $0["leader"] = "saved" }
-            } catch {
-                outcomes.withLock { $0["leader"] = "failed: \(error)" }
-            }
-        }
+        Self.lead(store, in: done, ran: leaderRan, outcomes: outcomes)
         #expect(done.wait(timeout: .now() + 30) == .success)
         #expect(outcomes.withLock { $0 } == ["leader": "saved", "expected": "refused"])
         let after = store.groupCommitCounters
