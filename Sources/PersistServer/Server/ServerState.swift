@@ -30,7 +30,7 @@ public final class ServerState: Sendable {
     /// waits behind a long query (see `Session.handle`).
     let queriesOnViewContext = Atomic<Int>(0)
     /// The store when it is SQLite's, found once at start: a save tells its group commit that
-    /// it is coming (``Session/expectingWrite(_:)``).
+    /// it is coming (``Session/expectingWrite(adoptingAnnouncement:_:)``).
     let sqliteStore: SQLiteStore?
     /// When the server started.
     public let startTime = Date()

@@ -5,11 +5,14 @@ extension Session {
     /// connection keeps its changes (fix them, or `rollback`), and the error lists every
     /// failing object and key. `mergePolicy` applies to this save only.
     func save(_ body: JSON = .object([])) throws(WireError) -> JSON {
-        let (inserted, updated, deleted) = try saveCounts(body)
+        // The save's write is expected by the group commit while it runs (an `insert`+`save`
+        // unit expects it from the insert on, Session+InsertThenSave.swift).
+        let (inserted, updated, deleted) = try expectingWrite { () throws(WireError) in try saveCounts(body) }
         return .object(["inserted": .integer(Int64(inserted)), "updated": .integer(Int64(updated)), "deleted": .integer(Int64(deleted))])
     }
 
-    /// Runs `save` and returns how many objects it inserted, updated and deleted.
+    /// Runs `save` and returns how many objects it inserted, updated and deleted (inside the
+    /// caller's ``expectingWrite(adoptingAnnouncement:_:)``: `save` or an `insert`+`save` unit).
     func saveCounts(_ body: JSON) throws(WireError) -> (inserted: Int, updated: Int, deleted: Int) {
         let policy = try Self.mergePolicy(RequestFields(body, op: "save"))
         let configured = context.mergePolicy
@@ -18,7 +21,7 @@ extension Session {
         context.processPendingChanges()
         let (inserted, updated, deleted) = context.changeCounts
         do {
-            try expectingWrite { () throws(any Error) in try context.save() }
+            try context.save()
         } catch {
             throw WireError(persistenceError: error)
         }
@@ -46,7 +49,7 @@ extension Session {
     /// them a little even before that queue's thread starts them. Returns whether it did: the
     /// hop that runs them must then run in ``expectingWrite(adoptingAnnouncement:_:)`` with
     /// `adoptingAnnouncement` set.
-    func announceWrite(for requests: [WireRequest]) -> Bool {
+    func announceWrite(for requests: some Sequence<WireRequest>) -> Bool {
         guard let store = state.sqliteStore, requests.contains(where: { $0.op == "save" }) else { return false }
         store.announceWrite()
         return true

@@ -98,7 +98,7 @@ public final class Session: Sendable {
             // connection or process, up to the busy timeout) and the group commit; the thread
             // that read the request goes on serving its other connections meanwhile.
             let context = self.context
-            let announced = announceWrite(for: [request])
+            let announced = announceWrite(for: CollectionOfOne(request))
             context.perform { [self] in
                 let reply = expectingWrite(adoptingAnnouncement: announced) {
                     Self.reply(request) { () throws(WireError) in try self.writeOp(request) }

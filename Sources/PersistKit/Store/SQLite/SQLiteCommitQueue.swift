@@ -223,21 +223,27 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     private func awaitArrival(until deadline: Date) {
         arrival.lock()
         defer { arrival.unlock() }
-        condition.lock()
-        leaderAwaitsArrival = true
-        condition.unlock()
-        while true {
-            condition.lock()
-            let ready = !waiting.isEmpty || (expected.isEmpty && announced == 0)
-            if ready { leaderAwaitsArrival = false }
-            condition.unlock()
-            // A write or settlement after the check above signals `arrival`, which this thread
-            // holds until it waits: no wake-up is lost.
-            if ready || !arrival.wait(until: deadline) { break }
+        // `arrival` is held from before each check until the wait after it: a write or
+        // settlement after a check signals `arrival` only once this thread waits, so no
+        // wake-up is lost.
+        while leaderStillAwaitsArrival() {
+            if !arrival.wait(until: deadline) {
+                condition.lock()
+                leaderAwaitsArrival = false
+                condition.unlock()
+                return
+            }
         }
+    }
+
+    /// Whether the leader has to go on waiting for expected writes (none is waiting, and some
+    /// thread or announcement still expects one), kept in `leaderAwaitsArrival` under the same
+    /// lock as the check, so that writes and settlements know to wake it.
+    private func leaderStillAwaitsArrival() -> Bool {
         condition.lock()
-        leaderAwaitsArrival = false
-        condition.unlock()
+        defer { condition.unlock() }
+        leaderAwaitsArrival = waiting.isEmpty && (!expected.isEmpty || announced > 0)
+        return leaderAwaitsArrival
     }
 
     /// The writes waiting for the running group to finish (for tests).

@@ -60,13 +60,9 @@ extension SQLiteStore {
         commitQueue.announceWrite()
     }
 
-    /// What the group commit has done so far (for tests): transactions, writes committed and
-    /// failed, the largest group.
-    var groupCommitCounters: SQLiteCommitQueue.Counters { commitQueue.snapshot }
-
     /// What the group commit has done since the store was opened: transactions run for groups,
     /// writes committed and failed, the largest group (persistd logs them when it stops).
-    public var groupCommitStatistics: (groups: Int, committed: Int, failed: Int, largestGroup: Int) {
+    public var groupCommitCounters: (groups: Int, committed: Int, failed: Int, largestGroup: Int) {
         let counters = commitQueue.snapshot
         return (counters.groups, counters.committed, counters.failed, counters.largestGroup)
     }
