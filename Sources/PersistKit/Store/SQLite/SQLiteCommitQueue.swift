@@ -8,10 +8,18 @@ import Foundation
 /// write waiting (its own included), runs them in one transaction (see
 /// `SQLiteStore.commitGroup`), and then wakes their threads. Writes submitted while the leader
 /// runs its group's statements join that group before its `COMMIT` (``takeJoiners(limit:)``),
-/// so they share its commit instead of waiting for a transaction of their own. A thread that
-/// submits while a group is committing waits; the first of those to wake after the group
-/// becomes the next leader. No write's thread returns before its group's `COMMIT` returned (or
-/// the group failed), so nothing is acknowledged before it is durable.
+/// so they share its commit instead of waiting for a transaction of their own. A write
+/// submitted while a group is committing waits for the next group: when a group ends, its
+/// leader wakes the oldest write waiting to lead the next one, which the first thread to
+/// find no group running does (the woken one, or one submitting meanwhile, which then takes
+/// the waiting writes into its group). No write's thread returns before its group's `COMMIT`
+/// returned (or the group failed), so nothing is acknowledged before it is durable.
+///
+/// Each waiting thread sleeps on its write's own semaphore and is woken by the leader, once
+/// when its group is done, and once more if it was the oldest waiting when a group ended: a
+/// group of N writes costs about N wake-ups, and the woken threads do not all reach for one
+/// mutex at the same moment, as the members of a broadcast on a shared condition variable do
+/// (each sleeping on the mutex again while the others hold it in turn).
 ///
 /// A thread about to make a write can say so first (``expectWrite()``, ``settleExpectedWrite()``;
 /// what PostgreSQL's `commit_delay` with `commit_siblings` guesses from the backends in a
@@ -21,10 +29,10 @@ import Foundation
 final class SQLiteCommitQueue: @unchecked Sendable {
     // @unchecked Sendable: `waiting`, `joined`, `leaderActive`, `expected`, `announced`, `leaderAwaitsArrival`,
     // `arrivalWait`, the counters, and every queued write's
-    // `failure` and `isDone` are read and written only while `condition` (a pthread mutex with
-    // its condition variable) is held, except a write's `failure` while the leader runs its
-    // group — the write's own thread is then parked in `submit` and reads it only after the
-    // leader's broadcast, under `condition`.
+    // `failure` and `isDone` are read and written only while `lock` is held, except a write's
+    // `failure` while the leader runs its group — the write's own thread is then parked on its
+    // semaphore in `submit`, and reads it only once woken, after taking `lock` (which the
+    // leader took after setting it).
 
     /// One write waiting for, or taking part in, a group.
     final class Write {
@@ -38,6 +46,11 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         var failure: (any Error)?
         /// Whether its group has run.
         var isDone = false
+        /// Signalled by a leader, while the write's thread waits in
+        /// ``SQLiteCommitQueue/submit(_:runGroup:)``: when the write's group is done, and when a
+        /// group ends with the write the oldest waiting (a signal left over when the write is
+        /// done is dropped with it).
+        let wake = DispatchSemaphore(value: 0)
 
         init(what: String, body: @escaping (SQLiteConnection) throws -> Void) {
             self.what = what
@@ -57,10 +70,11 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         var largestGroup = 0
     }
 
-    private let condition = NSCondition()
-    /// Wakes a leader waiting for expected writes (``takeJoiners(limit:waitingUntil:)``): kept
-    /// apart from `condition` so that an arriving write does not wake the group's parked members.
-    /// Its lock is taken only on its own, or with `condition`'s taken inside it.
+    /// Guards the queue's state (see the `@unchecked Sendable` note above).
+    private let lock = NSLock()
+    /// Wakes a leader waiting for expected writes (``takeJoiners(limit:waitingUntil:)``), which
+    /// waits on it without holding `lock`. Its own lock is taken only on its own, or with `lock`
+    /// taken inside it.
     private let arrival = NSCondition()
     /// The threads that expect to submit a write (``expectWrite()``) and have not yet.
     private var expected: [pthread_t] = []
@@ -84,17 +98,24 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     /// transaction committed, or throws why `write` failed. `runGroup` runs a group's writes in
     /// one transaction and sets each one's `failure`; it is called without the queue's lock.
     func submit(_ write: Write, runGroup: ([Write]) -> Void) throws {
-        condition.lock()
+        lock.lock()
         waiting.append(write)
         removeExpectation()
         if leaderAwaitsArrival {
-            condition.unlock()
+            lock.unlock()
             wakeLeader()
-            condition.lock()
+            lock.lock()
         }
-        while leaderActive && !write.isDone { condition.wait() }
+        // Woken once for each signal: the write's group is done, or the group before ended
+        // and the write is the oldest waiting (another thread may have taken the lead since,
+        // and then the write is in its group, or waits for the next).
+        while leaderActive && !write.isDone {
+            lock.unlock()
+            write.wake.wait()
+            lock.lock()
+        }
         if write.isDone {
-            condition.unlock()
+            lock.unlock()
             if let failure = write.failure { throw failure }
             return
         }
@@ -102,11 +123,11 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         leaderActive = true
         let group = waiting
         waiting = []
-        condition.unlock()
+        lock.unlock()
 
         runGroup(group)
 
-        condition.lock()
+        lock.lock()
         leaderActive = false
         let members = joined.isEmpty ? group : group + joined
         joined = []
@@ -116,8 +137,12 @@ final class SQLiteCommitQueue: @unchecked Sendable {
             member.isDone = true
             if member.failure == nil { counters.committed += 1 } else { counters.failed += 1 }
         }
-        condition.broadcast()
-        condition.unlock()
+        // The oldest write that came too late for this group is woken to lead the next one,
+        // unless a thread that submits first takes the lead (and the write into its group).
+        let next = waiting.first
+        lock.unlock()
+        next?.wake.signal()
+        for member in members where member !== write { member.wake.signal() }
         if let failure = write.failure { throw failure }
     }
 
@@ -125,9 +150,9 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     /// to commit waits for it, up to its deadline, until the thread that runs the work takes
     /// the announcement over (``expectWrite(adoptingAnnouncement:)``) and then submits or settles.
     func announceWrite() {
-        condition.lock()
+        lock.lock()
         announced += 1
-        condition.unlock()
+        lock.unlock()
     }
 
     /// Says that the calling thread is about to submit a write: until it does (or calls
@@ -136,19 +161,19 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     /// whose announcement this replaces.
     func expectWrite(adoptingAnnouncement: Bool = false) {
         let thread = pthread_self()
-        condition.lock()
+        lock.lock()
         if adoptingAnnouncement && announced > 0 { announced -= 1 }
         if !expected.contains(where: { pthread_equal($0, thread) != 0 }) { expected.append(thread) }
-        condition.unlock()
+        lock.unlock()
     }
 
     /// Withdraws the calling thread's ``expectWrite()`` if no write of it came since (the write
     /// it expected changed nothing, or failed before reaching the store).
     func settleExpectedWrite() {
-        condition.lock()
+        lock.lock()
         let removed = removeExpectation()
         let wake = removed && leaderAwaitsArrival
-        condition.unlock()
+        lock.unlock()
         if wake { wakeLeader() }
     }
 
@@ -156,14 +181,14 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     /// set it long, so that an expected write joins whatever the scheduler does.
     var expectedWriteWait: TimeInterval {
         get {
-            condition.lock()
-            defer { condition.unlock() }
+            lock.lock()
+            defer { lock.unlock() }
             return arrivalWait
         }
         set {
-            condition.lock()
+            lock.lock()
             arrivalWait = newValue
-            condition.unlock()
+            lock.unlock()
         }
     }
 
@@ -177,13 +202,13 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     /// How many writes are expected: threads that expect to submit one, and announcements not
     /// taken over yet (for tests).
     var expectedCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return expected.count + announced
     }
 
     /// Removes the calling thread from `expected`; whether it was there. Called with
-    /// `condition` held.
+    /// `lock` held.
     @discardableResult
     private func removeExpectation() -> Bool {
         guard !expected.isEmpty else { return false }
@@ -193,7 +218,7 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         return true
     }
 
-    /// Wakes the leader if it waits for an expected write. Called without `condition` held.
+    /// Wakes the leader if it waits for an expected write. Called without `lock` held.
     private func wakeLeader() {
         arrival.lock()
         arrival.signal()
@@ -210,8 +235,8 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     func takeJoiners(limit: Int, waitingUntil deadline: Date? = nil) -> [Write] {
         guard limit > 0 else { return [] }
         if let deadline { awaitArrival(until: deadline) }
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         guard !waiting.isEmpty else { return [] }
         let taken = waiting.count <= limit ? waiting : Array(waiting.prefix(limit))
         waiting.removeFirst(taken.count)
@@ -228,9 +253,9 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         // wake-up is lost.
         while leaderStillAwaitsArrival() {
             if !arrival.wait(until: deadline) {
-                condition.lock()
+                lock.lock()
                 leaderAwaitsArrival = false
-                condition.unlock()
+                lock.unlock()
                 return
             }
         }
@@ -240,23 +265,23 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     /// thread or announcement still expects one), kept in `leaderAwaitsArrival` under the same
     /// lock as the check, so that writes and settlements know to wake it.
     private func leaderStillAwaitsArrival() -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         leaderAwaitsArrival = waiting.isEmpty && (!expected.isEmpty || announced > 0)
         return leaderAwaitsArrival
     }
 
     /// The writes waiting for the running group to finish (for tests).
     var waitingCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return waiting.count
     }
 
     /// What the queue has done so far.
     var snapshot: Counters {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return counters
     }
 }
