@@ -28,9 +28,19 @@ struct InsertedObjects {
     var isEmpty: Bool { objects.isEmpty }
 
     /// The listed objects that are not deleted, in insertion order: the list itself (shared,
-    /// not copied) when none is, found with one read of a flag per object.
-    func undeleted() -> [ManagedObject] {
-        objects.contains(where: { $0._isDeleted }) ? objects.filter { !$0._isDeleted } : objects
+    /// not copied) when none is; and whether every listed object is an instance of
+    /// ``ManagedObject`` itself, whose `willSave()` and `didSave()` do nothing (no subclass
+    /// overrides them). Found in one pass, reading each object's header.
+    func undeleted() -> (objects: [ManagedObject], allPlain: Bool) {
+        var anyDeleted = false
+        var allPlain = true
+        for index in objects.indices {
+            // Unretained: the list holds every object while it is read.
+            unowned(unsafe) let object = objects[index]
+            if object._isDeleted { anyDeleted = true }
+            if allPlain && type(of: object) != ManagedObject.self { allPlain = false }
+        }
+        return (anyDeleted ? objects.filter { !$0._isDeleted } : objects, allPlain)
     }
 
     /// Adds `object`, which must not be listed yet.

@@ -23,10 +23,12 @@ extension ManagedObjectContext {
             if posts { post(Self.willSaveObjectsNotification, userInfo: [:]) }
             // In insertion order, which is the objects' order in memory: each pass below over
             // a large insert streams through them. The list itself when none is deleted.
-            let inserted = insertedByID.undeleted()
+            let (inserted, insertedArePlain) = insertedByID.undeleted()
             let deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
             let updated = changedByID.isEmpty ? [] : changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
-            for object in inserted { object.willSave() }
+            // `ManagedObject`'s own willSave() does nothing: the pass is skipped when no
+            // object is of a subclass.
+            if !insertedArePlain { for object in inserted { object.willSave() } }
             for object in updated { object.willSave() }
             try validate(inserted: inserted, updated: updated, deleted: deleted)
             if let parent {
@@ -198,8 +200,10 @@ extension ManagedObjectContext {
         // entries, when as many; the registry's objects are not read in its hash order.
         let rekeyInPlace = rebuild && allRegistered
         var rekeyed = 0
-        for (object, new) in zip(objects, assigned) {
-            guard let new else { continue }
+        for index in 0..<Swift.min(objects.count, assigned.count) {
+            guard let new = assigned[index] else { continue }
+            // Unretained: `objects` holds every object for the whole loop.
+            unowned(unsafe) let object = objects[index]
             // By key: a temporary ID never made is not made here (no reference can hold it).
             let old = object.objectKey
             if object.hasMadeObjectID { madeIDs.append((object.objectID, new)) }
@@ -348,7 +352,9 @@ extension ManagedObjectContext {
         // only then is each request's list of objects built. Otherwise the first store's rows
         // are `plan.inserted`'s objects, in order, and that list serves (see below).
         var split = false
-        for object in plan.inserted {
+        for position in plan.inserted.indices {
+            // Unretained: `plan.inserted` holds every object for the whole loop.
+            unowned(unsafe) let object = plan.inserted[position]
             let index = try writes.index(for: object.entity, in: self)
             writes[index].request.inserted.append(object.storeRow(version: 0))
             if index != 0 { split = true }
@@ -421,7 +427,12 @@ extension ManagedObjectContext {
         changes.inserted.reserveCapacity(inserted.count)
         // Whether an object of `inserted` was deleted meanwhile (by a `willSave()`, say).
         var anyInsertedDeleted = false
-        for object in inserted {
+        // Whether every object of `inserted` is a `ManagedObject` itself, whose didSave() does nothing.
+        var insertedArePlain = true
+        for position in inserted.indices {
+            // Unretained: `inserted` holds every object for the whole loop.
+            unowned(unsafe) let object = inserted[position]
+            if insertedArePlain && type(of: object) != ManagedObject.self { insertedArePlain = false }
             anyInsertedDeleted = anyInsertedDeleted || object._isDeleted
             object._isInserted = false
             object.committed = CommittedState(version: versionBump ? 1 : 0, values: object.storedValues())
@@ -455,7 +466,9 @@ extension ManagedObjectContext {
         insertedByID.removeAll()
         Self.clearChangeSet(&deletedByID)
         Self.clearChangeSet(&changedByID)
-        for object in inserted { object.didSave() }
+        // `ManagedObject`'s own didSave() does nothing: the pass is skipped when no object is
+        // of a subclass (found in the pass above).
+        if !insertedArePlain { for object in inserted { object.didSave() } }
         for object in updated { object.didSave() }
         if posts {
             // The saved changes are boxed once and shared by both notifications.
