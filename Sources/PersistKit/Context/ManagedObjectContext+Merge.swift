@@ -164,7 +164,7 @@ extension ManagedObjectContext {
 extension ManagedObjectContext {
     /// Empties every change set, as after a rollback or a reset.
     func forgetChanges() {
-        insertedByID = [:]
+        insertedByID = InsertedObjects()
         deletedByID = [:]
         changedByID = [:]
         pendingDeletePropagation = []

@@ -21,10 +21,14 @@ extension ManagedObjectContext {
             let (posts, parent) = settings.withLock { ($0.postsNotifications, $0.parent) }
             let pendingInserted = processPendingChangesReturningInserted(posts: posts)
             if posts { post(Self.willSaveObjectsNotification, userInfo: [:]) }
-            let inserted = insertedByID.values.filter { !$0._isDeleted }
+            // In insertion order, which is the objects' order in memory: each pass below over
+            // a large insert streams through them. The list itself when none is deleted.
+            let (inserted, insertedArePlain) = insertedByID.undeleted()
             let deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
             let updated = changedByID.isEmpty ? [] : changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
-            for object in inserted { object.willSave() }
+            // `ManagedObject`'s own willSave() does nothing: the pass is skipped when no
+            // object is of a subclass.
+            if !insertedArePlain { for object in inserted { object.willSave() } }
             for object in updated { object.willSave() }
             try validate(inserted: inserted, updated: updated, deleted: deleted)
             if let parent {
@@ -167,34 +171,63 @@ extension ManagedObjectContext {
     /// Gives `objects` the permanent IDs in `assigned`, by position (`assigned[i]` is the new
     /// ID of `objects[i]`, `nil` to leave it; as ``InTransactionKeyAssigning/saveAssigningKeys(_:)``
     /// returns them for a save request's inserted rows): in the registry, and in every changed
-    /// object that points at one. The dictionary from temporary to permanent IDs is built only
-    /// when a changed object can point at another.
-    func remapIDs(of objects: [ManagedObject], to assigned: [ManagedObjectID?]) {
+    /// object that points at one. `allRegistered` says every object of `objects` is registered
+    /// under its key (a save's inserted objects are).
+    ///
+    /// One pass over `objects`, in their order. Only a temporary ID that was made can be held
+    /// by a reference: those are collected on the way, and the changed objects are searched
+    /// for references only when there are any (a large insert usually has none).
+    func remapIDs(of objects: [ManagedObject], to assigned: [ManagedObjectID?], allRegistered: Bool = false) {
         guard !assigned.isEmpty else { return }
-        let needsMap = anyChangedObjectHasReferences()
-        var map: [ManagedObjectID: ManagedObjectID] = [:]
-        if needsMap { map.reserveCapacity(assigned.count) }
+        // Each temporary ID made before, with its permanent one.
+        var madeIDs: [(ManagedObjectID, ManagedObjectID)] = []
         let rebuild = assigned.count * 4 >= registered.count
-        for (object, new) in zip(objects, assigned) {
-            guard let new else { continue }
+        // Many IDs (a large insert): building the registry anew costs less than removing each
+        // old key (which moves its neighbours) and adding the new one.
+        var rebuilt: [ObjectKey: ManagedObject] = [:]
+        var temporary = 0
+        if rebuild {
+            rebuilt.reserveCapacity(registered.count)
+            // The registry's keys are read, not its objects (each a cache miss, in hash order).
+            for key in registered.keys where key.isTemporaryID { temporary += 1 }
+            if temporary != registered.count {
+                // The entries under permanent keys carried over as they are.
+                for (key, object) in registered where !key.isTemporaryID { rebuilt[key] = object }
+            }
+        }
+        // With every object registered under its key, the objects re-keyed below as they are
+        // given their IDs (in their order, in memory order) are the registry's temporary
+        // entries, when as many; the registry's objects are not read in its hash order.
+        let rekeyInPlace = rebuild && allRegistered
+        var rekeyed = 0
+        for index in 0..<Swift.min(objects.count, assigned.count) {
+            guard let new = assigned[index] else { continue }
+            // Unretained: `objects` holds every object for the whole loop.
+            unowned(unsafe) let object = objects[index]
             // By key: a temporary ID never made is not made here (no reference can hold it).
             let old = object.objectKey
-            if needsMap && object.hasMadeObjectID { map[object.objectID] = new }
+            if object.hasMadeObjectID { madeIDs.append((object.objectID, new)) }
             if !rebuild, registered.removeValue(forKey: old) != nil { registered[new] = object }
             object.objectID = new
+            if rekeyInPlace && old.isTemporaryID {
+                rebuilt[object.objectKey] = object
+                rekeyed += 1
+            }
         }
         if rebuild {
-            // Many IDs (a large insert): building the registry anew costs less than removing
-            // each old key (which moves its neighbours) and adding the new one. An object
-            // registered under a temporary ID was just given its permanent one, or has none.
-            var rebuilt: [ObjectKey: ManagedObject] = [:]
-            rebuilt.reserveCapacity(registered.count)
-            for (key, object) in registered {
-                rebuilt[key.isTemporaryID ? object.objectKey : key] = object
+            if !rekeyInPlace || rekeyed != temporary {
+                // An object registered under a temporary key was not among `objects` (or they
+                // may not all be registered): each temporary entry re-keyed by its object, as
+                // it now stands (given its permanent ID just now, or still temporary).
+                for (key, object) in registered where key.isTemporaryID { rebuilt[object.objectKey] = object }
             }
             registered.replaceAll(with: rebuilt)
         }
-        if needsMap { remapReferences(map) }
+        guard !madeIDs.isEmpty, anyChangedObjectHasReferences() else { return }
+        var map: [ManagedObjectID: ManagedObjectID] = [:]
+        map.reserveCapacity(madeIDs.count)
+        for (old, new) in madeIDs { map[old] = new }
+        remapReferences(map)
     }
 
     /// Whether any inserted, changed or deleted object has a relationship value that could
@@ -311,21 +344,27 @@ extension ManagedObjectContext {
         let (author, contextName) = settings.withLock { ($0.transactionAuthor, $0.name) }
         var writes = StoreWrites(author: author, contextName: contextName, known: known)
         if let firstObject = plan.inserted.first, try writes.index(for: firstObject.entity, in: self) == 0 {
-            // The first store's arrays sized once (most saves go to one store): a large insert
-            // then copies no growing arrays of rows and objects.
+            // The first store's rows sized once (most saves go to one store): a large insert
+            // then copies no growing array of rows.
             writes.reserveFirst(inserted: plan.inserted.count)
         }
-        for object in plan.inserted {
+        // Whether the inserted rows are split between stores or joined by reinserted objects:
+        // only then is each request's list of objects built. Otherwise the first store's rows
+        // are `plan.inserted`'s objects, in order, and that list serves (see below).
+        var split = false
+        for position in plan.inserted.indices {
+            // Unretained: `plan.inserted` holds every object for the whole loop.
+            unowned(unsafe) let object = plan.inserted[position]
             let index = try writes.index(for: object.entity, in: self)
             writes[index].request.inserted.append(object.storeRow(version: 0))
-            writes[index].insertedObjects.append(object)
+            if index != 0 { split = true }
             if !object.toMany.isEmpty { writes[index].request.toManyChanges += object.toManyChanges() }
         }
         for object in plan.updated {
             let index = try writes.index(for: object.entity, in: self)
             if plan.reinserted.contains(ObjectIdentifier(object)) {
                 writes[index].request.inserted.append(object.storeRow(version: 0))
-                writes[index].insertedObjects.append(object)
+                split = true
             } else {
                 writes[index].request.updated.append(object.storeRow(version: object.committed?.version ?? 0))
                 let slots = object.entity.slots
@@ -340,11 +379,26 @@ extension ManagedObjectContext {
             writes[index].request.deleted.append(RowSnapshot(objectID: object.objectID, version: object.committed?.version ?? 0,
                                                              values: object.committed?.values ?? []))
         }
+        if split {
+            // Each request's objects in the order of its rows: the inserted objects, then the
+            // reinserted ones, as the rows were added above.
+            for object in plan.inserted {
+                let index = try writes.index(for: object.entity, in: self)
+                writes[index].insertedObjects.append(object)
+            }
+            for object in plan.updated where plan.reinserted.contains(ObjectIdentifier(object)) {
+                let index = try writes.index(for: object.entity, in: self)
+                writes[index].insertedObjects.append(object)
+            }
+        }
         try writes.forEachEntry { entry in
             guard !entry.request.isEmpty else { return }
             if let assigning = Self.keyAssigning(entry.store) {
+                // Not split: every inserted row is the first store's (another store's request
+                // has none), and its objects are `plan.inserted`.
+                let objects = split || entry.request.inserted.isEmpty ? entry.insertedObjects : plan.inserted
                 // The new objects' permanent IDs, valid now that the store committed them.
-                remapIDs(of: entry.insertedObjects, to: try assigning.saveAssigningKeys(entry.request))
+                remapIDs(of: objects, to: try assigning.saveAssigningKeys(entry.request), allRegistered: true)
             } else {
                 try entry.store.save(entry.request)
             }
@@ -373,7 +427,12 @@ extension ManagedObjectContext {
         changes.inserted.reserveCapacity(inserted.count)
         // Whether an object of `inserted` was deleted meanwhile (by a `willSave()`, say).
         var anyInsertedDeleted = false
-        for object in inserted {
+        // Whether every object of `inserted` is a `ManagedObject` itself, whose didSave() does nothing.
+        var insertedArePlain = true
+        for position in inserted.indices {
+            // Unretained: `inserted` holds every object for the whole loop.
+            unowned(unsafe) let object = inserted[position]
+            if insertedArePlain && type(of: object) != ManagedObject.self { insertedArePlain = false }
             anyInsertedDeleted = anyInsertedDeleted || object._isDeleted
             object._isInserted = false
             object.committed = CommittedState(version: versionBump ? 1 : 0, values: object.storedValues())
@@ -404,10 +463,12 @@ extension ManagedObjectContext {
                 object.managedObjectContext = nil
             }
         }
-        Self.clearChangeSet(&insertedByID)
+        insertedByID.removeAll()
         Self.clearChangeSet(&deletedByID)
         Self.clearChangeSet(&changedByID)
-        for object in inserted { object.didSave() }
+        // `ManagedObject`'s own didSave() does nothing: the pass is skipped when no object is
+        // of a subclass (found in the pass above).
+        if !insertedArePlain { for object in inserted { object.didSave() } }
         for object in updated { object.didSave() }
         if posts {
             // The saved changes are boxed once and shared by both notifications.
@@ -451,7 +512,7 @@ extension ManagedObjectContext {
                 object.managedObjectContext = parent
                 object._isInserted = true
                 parent.registered[id] = object
-                parent.insertedByID[ObjectIdentifier(object)] = object
+                parent.insertedByID.append(object)
                 parent.unprocessedInserted.append(object)
                 parent.apply(toManyChanges, to: object)
             }
@@ -522,8 +583,8 @@ extension ManagedObject {
     }
 }
 
-/// The requests of one save, one per store, with the objects of each request's inserted rows
-/// in row order. A value type whose lookup is a method, not a closure over local variables:
+/// The requests of one save, one per store, with (when needed) the objects of each request's
+/// inserted rows in row order. A value type whose lookup is a method, not a closure over local variables:
 /// variables a closure captures and changes are boxed and checked for exclusive access at
 /// run time on every use.
 ///
@@ -535,6 +596,9 @@ struct StoreWrites {
     struct Entry {
         let store: any PersistentStore
         var request: StoreSaveRequest
+        /// The objects of the inserted rows, by position; listed only when a save's inserted
+        /// rows go to more than one store or include reinserted objects (see
+        /// ``ManagedObjectContext/writeToStores(_:known:)``), else empty.
         var insertedObjects: [ManagedObject] = []
     }
 
@@ -578,10 +642,9 @@ struct StoreWrites {
         }
     }
 
-    /// Makes room for `count` inserted rows and objects in the first store's entry.
+    /// Makes room for `count` inserted rows in the first store's entry.
     mutating func reserveFirst(inserted count: Int) {
         first?.request.inserted.reserveCapacity(count)
-        first?.insertedObjects.reserveCapacity(count)
     }
 
     /// Runs `body` on every entry, in the order their stores were first looked up (with no

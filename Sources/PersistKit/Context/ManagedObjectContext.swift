@@ -58,7 +58,8 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// The registered objects, one per ID; it moves its own generation on whenever it may let
     /// go of an object (``ObjectRegistry``).
     @exclusivity(unchecked) var registered = ObjectRegistry()
-    @exclusivity(unchecked) var insertedByID: [ObjectIdentifier: ManagedObject] = [:]
+    /// The inserted objects not yet saved, in insertion order (``InsertedObjects``).
+    @exclusivity(unchecked) var insertedByID = InsertedObjects()
     @exclusivity(unchecked) var deletedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var changedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var pendingDeletePropagation: [ManagedObject] = []
@@ -241,7 +242,8 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
             object._isInserted = true
             // By key: a new object's temporary ID is made only when asked for.
             registered[object.objectKey] = object
-            insertedByID[ObjectIdentifier(object)] = object
+            // Not listed yet: an object inserted in this context returned above.
+            insertedByID.append(object)
             unprocessedInserted.append(object)
             object.awakeFromInsert()
         }
