@@ -18,10 +18,6 @@ struct InsertedObjects {
     /// An empty list.
     init() {}
 
-    /// The objects, in insertion order (named as a dictionary's values, which callers iterate).
-    var values: [ManagedObject] {
-        @inline(__always) get { objects }
-    }
     /// How many objects are listed.
     var count: Int { objects.count }
     /// Whether no object is listed.

@@ -247,7 +247,7 @@ extension ManagedObjectContext {
         let key = ObjectIdentifier(object)
         let ourSet = Set(object.values.indices.filter { !object.values[$0].isNull })
         remapIDs(of: [object], to: [stored.objectID])
-        insertedByID.remove(object)
+        insertedInOrder.remove(object)
         plan.inserted.removeAll { ObjectIdentifier($0) == key }
         object._isInserted = false
         for slot in object.values.indices where slot < stored.values.count {

@@ -89,7 +89,7 @@ extension ManagedObjectContext {
         var result = parent.map { parent in
             parent.onQueue { parent.pendingChanges(for: entity, includesSubentities: includesSubentities) }
         } ?? PendingChanges()
-        for object in insertedByID.values where !object._isDeleted && concerns(object) {
+        for object in insertedInOrder.objects where !object._isDeleted && concerns(object) {
             result.candidates.append(object.objectID)
         }
         for object in changedByID.values where !object._isDeleted && object.hasPersistentChangedValues && concerns(object) {

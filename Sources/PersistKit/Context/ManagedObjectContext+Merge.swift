@@ -91,7 +91,7 @@ extension ManagedObjectContext {
     /// back, changed ones return to their last saved values (Core Data's `rollback()`).
     public func rollback() {
         onQueue {
-            for object in insertedByID.values {
+            for object in insertedInOrder.objects {
                 registered.removeValue(forKey: object.objectID)
                 object.managedObjectContext = nil
                 object._isInserted = false
@@ -164,7 +164,7 @@ extension ManagedObjectContext {
 extension ManagedObjectContext {
     /// Empties every change set, as after a rollback or a reset.
     func forgetChanges() {
-        insertedByID = InsertedObjects()
+        insertedInOrder = InsertedObjects()
         deletedByID = [:]
         changedByID = [:]
         pendingDeletePropagation = []

@@ -23,7 +23,7 @@ extension ManagedObjectContext {
             if posts { post(Self.willSaveObjectsNotification, userInfo: [:]) }
             // In insertion order, which is the objects' order in memory: each pass below over
             // a large insert streams through them. The list itself when none is deleted.
-            let (inserted, insertedArePlain) = insertedByID.undeleted()
+            let (inserted, insertedArePlain) = insertedInOrder.undeleted()
             let deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
             let updated = changedByID.isEmpty ? [] : changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
             // `ManagedObject`'s own willSave() does nothing: the pass is skipped when no
@@ -47,7 +47,7 @@ extension ManagedObjectContext {
     public var changeCounts: (inserted: Int, updated: Int, deleted: Int) {
         onQueue {
             var inserted = 0, updated = 0, deleted = 0
-            for object in insertedByID.values where !object._isDeleted { inserted += 1 }
+            for object in insertedInOrder.objects where !object._isDeleted { inserted += 1 }
             for object in changedByID.values where object.isUpdated { updated += 1 }
             for object in deletedByID.values where !object._isInserted { deleted += 1 }
             return (inserted, updated, deleted)
@@ -243,7 +243,7 @@ extension ManagedObjectContext {
             }
             return hasToOne
         }
-        for object in insertedByID.values where check(object) { return true }
+        for object in insertedInOrder.objects where check(object) { return true }
         for object in changedByID.values where check(object) { return true }
         for object in deletedByID.values where check(object) { return true }
         return false
@@ -270,7 +270,7 @@ extension ManagedObjectContext {
                 for name in Array(object.toMany.keys) { object.toMany[name]?.remap(map) }
             }
         }
-        for object in insertedByID.values { remapReferences(of: object) }
+        for object in insertedInOrder.objects { remapReferences(of: object) }
         for object in changedByID.values { remapReferences(of: object) }
         for object in deletedByID.values { remapReferences(of: object) }
     }
@@ -455,15 +455,15 @@ extension ManagedObjectContext {
             if !object._isInserted { changes.deleted.append(object.objectID) }
         }
         // Inserted objects deleted before the save are let go of. `inserted` comes from
-        // `insertedByID`: when it holds every object there and none of them is deleted, there
+        // `insertedInOrder`: when it holds every object there and none of them is deleted, there
         // is none, and the objects (out of cache after a large save) are not read again.
-        if anyInsertedDeleted || insertedByID.count != inserted.count {
-            for object in insertedByID.values where object._isDeleted {
+        if anyInsertedDeleted || insertedInOrder.count != inserted.count {
+            for object in insertedInOrder.objects where object._isDeleted {
                 registered.removeValue(forKey: object.objectID)
                 object.managedObjectContext = nil
             }
         }
-        insertedByID.removeAll()
+        insertedInOrder.removeAll()
         Self.clearChangeSet(&deletedByID)
         Self.clearChangeSet(&changedByID)
         // `ManagedObject`'s own didSave() does nothing: the pass is skipped when no object is
@@ -512,7 +512,7 @@ extension ManagedObjectContext {
                 object.managedObjectContext = parent
                 object._isInserted = true
                 parent.registered[id] = object
-                parent.insertedByID.append(object)
+                parent.insertedInOrder.append(object)
                 parent.unprocessedInserted.append(object)
                 parent.apply(toManyChanges, to: object)
             }

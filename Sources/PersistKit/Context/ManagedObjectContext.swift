@@ -59,7 +59,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// go of an object (``ObjectRegistry``).
     @exclusivity(unchecked) var registered = ObjectRegistry()
     /// The inserted objects not yet saved, in insertion order (``InsertedObjects``).
-    @exclusivity(unchecked) var insertedByID = InsertedObjects()
+    @exclusivity(unchecked) var insertedInOrder = InsertedObjects()
     @exclusivity(unchecked) var deletedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var changedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var pendingDeletePropagation: [ManagedObject] = []
@@ -212,7 +212,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// ``registeredObject(entity:store:primaryKey:)``).
     public func registeredObject(forKey key: ObjectKey) -> ManagedObject? { onQueue { registered[key] } }
     /// Objects inserted and not yet saved.
-    public var insertedObjects: Set<ManagedObject> { onQueue { Set(insertedByID.values.filter { !$0._isDeleted }) } }
+    public var insertedObjects: Set<ManagedObject> { onQueue { Set(insertedInOrder.objects.filter { !$0._isDeleted }) } }
     /// Objects with unsaved changes that are neither inserted nor deleted.
     public var updatedObjects: Set<ManagedObject> { onQueue { Set(changedByID.values.filter { $0.isUpdated }) } }
     /// Objects deleted and not yet saved (inserted objects deleted again are not listed).
@@ -221,7 +221,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// Whether the context has unsaved inserts, updates or deletes.
     public var hasChanges: Bool {
         onQueue {
-            insertedByID.values.contains { !$0._isDeleted }
+            insertedInOrder.objects.contains { !$0._isDeleted }
                 || deletedByID.values.contains { !$0._isInserted }
                 || changedByID.values.contains { $0.hasPersistentChangedValues }
         }
@@ -243,7 +243,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
             // By key: a new object's temporary ID is made only when asked for.
             registered[object.objectKey] = object
             // Not listed yet: an object inserted in this context returned above.
-            insertedByID.append(object)
+            insertedInOrder.append(object)
             unprocessedInserted.append(object)
             object.awakeFromInsert()
         }
