@@ -32,11 +32,11 @@ extension ManagedObjectContext {
             for object in updated { object.willSave() }
             try validate(inserted: inserted, updated: updated, deleted: deleted)
             if let parent {
-                try push(to: parent, inserted: inserted, updated: updated, deleted: deleted)
+                try push(to: parent, inserted: inserted, updated: updated, deleted: deleted, insertedArePlain: insertedArePlain)
             } else {
                 // The objects-did-change set holds just the objects saved when every insert
                 // was still pending (each of them is among `inserted`): it is posted again.
-                try commitToStores(inserted: inserted, updated: updated, deleted: deleted,
+                try commitToStores(inserted: inserted, updated: updated, deleted: deleted, insertedArePlain: insertedArePlain,
                                    insertedSet: pendingInserted.count == inserted.count ? pendingInserted : nil)
             }
         }
@@ -306,7 +306,7 @@ extension ManagedObjectContext {
     }
 
     func commitToStores(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
-                        insertedSet: Set<ManagedObject>? = nil) throws {
+                        insertedArePlain: Bool, insertedSet: Set<ManagedObject>? = nil) throws {
         // A SQLite store gives new objects their keys inside the save's transaction (one
         // transaction, and a failed save uses up no key); other stores' objects get them now.
         let (needingKeys, known) = objectsNeedingKeysBeforeWriting(inserted)
@@ -334,7 +334,7 @@ extension ManagedObjectContext {
         // Conflict resolution only ever drops inserted objects: the same count is the same set.
         didCommit(inserted: plan.inserted, updated: plan.updated,
                   deleted: plan.alreadyDeleted.isEmpty ? plan.deleted : plan.deleted + plan.alreadyDeleted, versionBump: true,
-                  insertedSet: plan.inserted.count == inserted.count ? insertedSet : nil)
+                  insertedArePlain: insertedArePlain, insertedSet: plan.inserted.count == inserted.count ? insertedSet : nil)
         forgetVanished(plan.vanished)
     }
 
@@ -414,9 +414,12 @@ extension ManagedObjectContext {
     }
 
     /// Clears the change sets after a successful save, and tells observers.
-    /// `insertedSet`, when given, is `Set(inserted)` built already.
+    /// `insertedArePlain`: every object of `inserted` is a `ManagedObject` itself, whose
+    /// `didSave()` does nothing (as ``InsertedObjects/undeleted()`` found at the save's start;
+    /// `inserted` is those objects, or fewer). `insertedSet`, when given, is `Set(inserted)`
+    /// built already.
     func didCommit(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], versionBump: Bool,
-                   insertedSet: Set<ManagedObject>? = nil) {
+                   insertedArePlain: Bool, insertedSet: Set<ManagedObject>? = nil) {
         // The settings read once, under one lock.
         let (contextName, author, isRoot, coordinator, hasChildren, posts) = settings.withLock {
             ($0.name, $0.transactionAuthor, $0.parent == nil, $0.coordinator, !$0.children.isEmpty, $0.postsNotifications)
@@ -427,12 +430,9 @@ extension ManagedObjectContext {
         changes.inserted.reserveCapacity(inserted.count)
         // Whether an object of `inserted` was deleted meanwhile (by a `willSave()`, say).
         var anyInsertedDeleted = false
-        // Whether every object of `inserted` is a `ManagedObject` itself, whose didSave() does nothing.
-        var insertedArePlain = true
         for position in inserted.indices {
             // Unretained: `inserted` holds every object for the whole loop.
             unowned(unsafe) let object = inserted[position]
-            if insertedArePlain && type(of: object) != ManagedObject.self { insertedArePlain = false }
             anyInsertedDeleted = anyInsertedDeleted || object._isDeleted
             object._isInserted = false
             object.committed = CommittedState(version: versionBump ? 1 : 0, values: object.storedValues())
@@ -467,7 +467,7 @@ extension ManagedObjectContext {
         Self.clearChangeSet(&deletedByID)
         Self.clearChangeSet(&changedByID)
         // `ManagedObject`'s own didSave() does nothing: the pass is skipped when no object is
-        // of a subclass (found in the pass above).
+        // of a subclass.
         if !insertedArePlain { for object in inserted { object.didSave() } }
         for object in updated { object.didSave() }
         if posts {
@@ -497,7 +497,8 @@ extension ManagedObjectContext {
 
     // MARK: - Saving to the parent context
 
-    func push(to parent: ManagedObjectContext, inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]) throws {
+    func push(to parent: ManagedObjectContext, inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
+              insertedArePlain: Bool) throws {
         let insertedRows = inserted.map { ($0.storeRow(version: 0), $0.toManyChanges()) }
         let updatedRows = updated.map { object in
             (object.objectID, object.changedSlots.map { ($0, object.values[$0]) }, object.toManyChanges())
@@ -528,7 +529,7 @@ extension ManagedObjectContext {
                 parent.markDeleted(object)
             }
         }
-        didCommit(inserted: inserted, updated: updated, deleted: deleted, versionBump: false)
+        didCommit(inserted: inserted, updated: updated, deleted: deleted, versionBump: false, insertedArePlain: insertedArePlain)
     }
 
     private func apply(_ changes: [StoreSaveRequest.ToManyChange], to object: ManagedObject) {
