@@ -9,15 +9,23 @@ struct LookupTests {
     typealias M = ContextTestModel
     typealias S = FetchTestSupport
 
-    @Test(arguments: S.storeTypes)
-    func loadObjectsReadsManyWithOneStatement(_ type: StoreType) throws {
+    /// A store of `type` seeded with the breweries, the IDs of its beers, and an ID of a beer
+    /// the store has no row for.
+    static func seededBeers(_ type: StoreType) throws
+        -> (coordinator: PersistentStoreCoordinator, ids: [ManagedObjectID], missing: ManagedObjectID) {
         let coordinator = try S.coordinator(type)
         try S.seedBreweries(coordinator)
         let reader = M.context(coordinator)
         let ids = try reader.performAndWait { try reader.fetch(FetchRequest<ManagedObject>(entityName: "Beer")).map(\.objectID) }
+        let missing = ManagedObjectID(entity: ids[0].entity, storeIdentifier: ids[0].storeIdentifier ?? "", primaryKey: 999)
+        return (coordinator, ids, missing)
+    }
+
+    @Test(arguments: S.storeTypes)
+    func loadObjectsReadsManyWithOneStatement(_ type: StoreType) throws {
+        let (coordinator, ids, missing) = try Self.seededBeers(type)
         let context = M.context(coordinator)
         try context.performAndWait {
-            let missing = ManagedObjectID(entity: ids[0].entity, storeIdentifier: ids[0].storeIdentifier ?? "", primaryKey: 999)
             let loading = try S.statements(coordinator) { try context.loadObjects(with: ids + [missing, ids[0]]) }
             if type == .sqlite { #expect(loading == 1) }
             var names: [String] = []
@@ -36,13 +44,9 @@ struct LookupTests {
 
     @Test(arguments: S.storeTypes)
     func aMissingIDLeavesNothingRegisteredAndAFoundOneStaysUnique(_ type: StoreType) throws {
-        let coordinator = try S.coordinator(type)
-        try S.seedBreweries(coordinator)
-        let reader = M.context(coordinator)
-        let ids = try reader.performAndWait { try reader.fetch(FetchRequest<ManagedObject>(entityName: "Beer")).map(\.objectID) }
+        let (coordinator, ids, missing) = try Self.seededBeers(type)
         let context = M.context(coordinator)
         try context.performAndWait {
-            let missing = ManagedObjectID(entity: ids[0].entity, storeIdentifier: ids[0].storeIdentifier ?? "", primaryKey: 999)
             #expect(throws: PersistenceError.self) { try context.existingObject(with: missing) }
             #expect(context.registeredObject(for: missing) == nil, "no fault is left behind for an ID with no row")
             #expect(context.registeredObjects.isEmpty)
@@ -63,10 +67,7 @@ struct LookupTests {
     }
 
     @Test func existingObjectReadsOneRowWithOneCachedStatement() throws {
-        let coordinator = try S.coordinator(.sqlite)
-        try S.seedBreweries(coordinator)
-        let reader = M.context(coordinator)
-        let ids = try reader.performAndWait { try reader.fetch(FetchRequest<ManagedObject>(entityName: "Beer")).map(\.objectID) }
+        let (coordinator, ids, _) = try Self.seededBeers(.sqlite)
         let store = try #require(S.sqlite(coordinator))
         let seen = Locked<[String]>([])
         store.setStatementObserver { sql in seen.withLock { $0.append(sql) } }
