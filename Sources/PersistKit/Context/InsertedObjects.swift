@@ -9,8 +9,9 @@
 ///
 /// Each object is listed once: the context adds an object only when it is not inserted in
 /// it already (``ManagedObject/isInserted``, see ``ManagedObjectContext/insert(_:)``).
-/// Removing one object (a constraint clash turned into an update) searches the list; every
-/// other removal empties it.
+/// Removing one object (a constraint clash turned into an update) searches the list; a save
+/// that leaves objects inserted after it took its list keeps those, in order; every other
+/// removal empties it.
 struct InsertedObjects {
     /// The objects, in insertion order.
     private(set) var objects: [ManagedObject] = []
@@ -49,6 +50,11 @@ struct InsertedObjects {
         guard let index = objects.firstIndex(where: { $0 === object }) else { return false }
         objects.remove(at: index)
         return true
+    }
+
+    /// Removes the objects for which `shouldRemove` is true, keeping the others in order.
+    mutating func removeAll(where shouldRemove: (ManagedObject) -> Bool) {
+        objects.removeAll(where: shouldRemove)
     }
 
     /// Removes every object. The buffer is let go of, not kept: after a save it is shared with

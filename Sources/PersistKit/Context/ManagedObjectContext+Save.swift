@@ -23,21 +23,22 @@ extension ManagedObjectContext {
             if posts { post(Self.willSaveObjectsNotification, userInfo: [:]) }
             // In insertion order, which is the objects' order in memory: each pass below over
             // a large insert streams through them. The list itself when none is deleted.
-            let (inserted, insertedArePlain) = insertedInOrder.undeleted()
-            let deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
-            let updated = changedByID.isEmpty ? [] : changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
-            // `ManagedObject`'s own willSave() does nothing: the pass is skipped when no
-            // object is of a subclass.
-            if !insertedArePlain { for object in inserted { object.willSave() } }
-            for object in updated { object.willSave() }
+            var (inserted, insertedArePlain) = insertedInOrder.undeleted()
+            var deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
+            var updated = changedByID.isEmpty ? [] : changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
+            // What willSave() changes is part of this save. `ManagedObject`'s own willSave()
+            // does nothing: no pass is made when no object is of a subclass.
+            let hooksChanged = try runWillSaveRounds(inserted: &inserted, insertedArePlain: &insertedArePlain,
+                                                     updated: &updated, deleted: &deleted, posts: posts)
             try validate(inserted: inserted, updated: updated, deleted: deleted)
             if let parent {
                 try push(to: parent, inserted: inserted, updated: updated, deleted: deleted, insertedArePlain: insertedArePlain)
             } else {
                 // The objects-did-change set holds just the objects saved when every insert
-                // was still pending (each of them is among `inserted`): it is posted again.
+                // was still pending and no willSave() changed anything (each of them is among
+                // `inserted`): it is posted again.
                 try commitToStores(inserted: inserted, updated: updated, deleted: deleted, insertedArePlain: insertedArePlain,
-                                   insertedSet: pendingInserted.count == inserted.count ? pendingInserted : nil)
+                                   insertedSet: !hooksChanged && pendingInserted.count == inserted.count ? pendingInserted : nil)
             }
         }
     }
@@ -458,12 +459,25 @@ extension ManagedObjectContext {
         // `insertedInOrder`: when it holds every object there and none of them is deleted, there
         // is none, and the objects (out of cache after a large save) are not read again.
         if anyInsertedDeleted || insertedInOrder.count != inserted.count {
-            for object in insertedInOrder.objects where object._isDeleted {
-                registered.removeValue(forKey: object.objectID)
-                object.managedObjectContext = nil
+            var anyUnsaved = false
+            for object in insertedInOrder.objects {
+                if object._isDeleted {
+                    registered.removeValue(forKey: object.objectID)
+                    object.managedObjectContext = nil
+                } else if object._isInserted {
+                    anyUnsaved = true
+                }
             }
+            // An object inserted after the save took its list (by a validation method, say)
+            // was not saved: it stays inserted, for the next save.
+            if anyUnsaved {
+                insertedInOrder.removeAll { !$0._isInserted || $0._isDeleted }
+            } else {
+                insertedInOrder.removeAll()
+            }
+        } else {
+            insertedInOrder.removeAll()
         }
-        insertedInOrder.removeAll()
         Self.clearChangeSet(&deletedByID)
         Self.clearChangeSet(&changedByID)
         // `ManagedObject`'s own didSave() does nothing: the pass is skipped when no object is

@@ -66,6 +66,10 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var unprocessedInserted: [ManagedObject] = []
     @exclusivity(unchecked) var unprocessedUpdated: [ManagedObject] = []
     @exclusivity(unchecked) var unprocessedDeleted: [ManagedObject] = []
+    /// While a save calls `willSave()` (``runWillSaveRounds(inserted:insertedArePlain:updated:deleted:posts:)``),
+    /// the objects other than inserted ones reported changed since the round began, in order,
+    /// once per change; `nil` at other times, when nothing is noted.
+    @exclusivity(unchecked) var willSaveChanges: [ManagedObject]?
 
     /// Creates a context of the given concurrency type. Set ``persistentStoreCoordinator`` or
     /// ``parent`` before using it.
@@ -377,6 +381,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         if changedByID.updateValue(object, forKey: ObjectIdentifier(object)) == nil {
             unprocessedUpdated.append(object)
         }
+        willSaveChanges?.append(object)
     }
 
     // MARK: - Faults

@@ -79,6 +79,11 @@ public struct PersistenceError: Error, Sendable, CustomStringConvertible {
         public static let persistentHistoryTokenExpired = Code(rawValue: 134301)
         /// An object could not be found in any store.
         public static let objectNotFound = Code(rawValue: 133000)
+        /// A save's `willSave()` calls still changed objects after the most rounds a save makes
+        /// (a PersistKit code: Core Data documents no bound and keeps calling `willSave()`); the
+        /// error's ``PersistenceError/detailedErrors`` name each object still changing, nothing
+        /// was written and the context keeps its changes.
+        public static let willSaveDidNotSettle = Code(rawValue: 139_001)
     }
 
     /// The Core Data error code.
