@@ -64,79 +64,70 @@ extension ManagedObjectContext {
     /// the objects still change after ``maxWillSaveRounds`` rounds; nothing is written then.
     func runWillSaveRounds(inserted: inout [ManagedObject], insertedArePlain: inout Bool, updated: inout [ManagedObject],
                            deleted: inout [ManagedObject], posts: Bool) throws -> Bool {
-        // The first round's objects; nothing to do when every one is plain.
-        var due: [ManagedObject] = []
-        if !insertedArePlain { due = inserted }
-        for object in updated where Self.hasSaveHooks(object) { due.append(object) }
+        // The first round's objects, each with the index of its mark (below) or -1 for none
+        // yet; nothing to do when every one is plain.
+        var due: [(object: ManagedObject, mark: Int)] = []
+        if !insertedArePlain {
+            due.reserveCapacity(inserted.count)
+            for object in inserted where Self.hasSaveHooks(object) { due.append((object, -1)) }
+        }
+        for object in updated where Self.hasSaveHooks(object) { due.append((object, -1)) }
         if due.isEmpty { return false }
-        // Inserted objects' marks, and, for each other object called, how many changes had
-        // been noted (``willSaveChanges``) when its last call began.
+        // Each inserted object's mark; for each other object called, how many changes had been
+        // noted (``willSaveChanges``) when its last call began.
         var marks: [WillSaveMark] = []
-        var markIndex: [ObjectIdentifier: Int] = [:]
         var callStart: [ObjectIdentifier: Int] = [:]
         var noted: [ManagedObject] = []
         willSaveChanges = []
         defer { willSaveChanges = nil }
         var seenInserted = insertedInOrder.count
         var seenDeleted = deletedByID.count
-        var checked = 0
         var changedAny = false
         var round = 0
         while !due.isEmpty {
             round += 1
-            if round > Self.maxWillSaveRounds { throw Self.willSaveDidNotSettle(due) }
-            if round == 2 {
-                // The first round's marks were made in order, without a lookup; the later
-                // rounds find them by object.
-                markIndex.reserveCapacity(marks.count)
-                for index in marks.indices { markIndex[ObjectIdentifier(marks[index].object)] = index }
-            }
-            for object in due {
+            if round > Self.maxWillSaveRounds { throw Self.willSaveDidNotSettle(due.map(\.object)) }
+            for (object, mark) in due {
                 // An object deleted by an earlier call is not saved.
                 if object._isDeleted { continue }
                 if object._isInserted {
-                    if !Self.hasSaveHooks(object) { continue }
-                    // In the first round each inserted object comes once, in order.
-                    if round > 1, let index = markIndex[ObjectIdentifier(object)] {
-                        marks[index] = WillSaveMark(object)
-                    } else {
-                        if round > 1 { markIndex[ObjectIdentifier(object)] = marks.count }
-                        marks.append(WillSaveMark(object))
-                    }
+                    if mark >= 0 { marks[mark] = WillSaveMark(object) } else { marks.append(WillSaveMark(object)) }
                 } else {
                     callStart[ObjectIdentifier(object)] = noted.count + (willSaveChanges?.count ?? 0)
                 }
                 object.willSave()
             }
+            // Delete rules first: what they change counts as changed by the round.
+            if !pendingDeletePropagation.isEmpty { propagateDeletes() }
+            let checked = noted.count
             noted += willSaveChanges ?? []
             willSaveChanges = []
-            if !pendingDeletePropagation.isEmpty { propagateDeletes() }
             due = []
-            var dueKeys = Set<ObjectIdentifier>()
-            func makeDue(_ object: ManagedObject) {
-                guard !object._isDeleted, Self.hasSaveHooks(object), dueKeys.insert(ObjectIdentifier(object)).inserted else { return }
-                due.append(object)
+            // Inserted objects changed since their last call began (by it or by another's).
+            for index in marks.indices {
+                let mark = marks[index]
+                if !mark.object._isDeleted && mark.objectChanged { due.append((mark.object, index)) }
             }
-            // Inserted objects changed since their last call (by it or by another's).
-            for mark in marks where !mark.object._isDeleted && mark.object._isInserted && mark.objectChanged { makeDue(mark.object) }
-            // Other objects changed since their last call began, or never called.
-            var changedOthers = false
-            while checked < noted.count {
-                let object = noted[checked]
-                if callStart[ObjectIdentifier(object)].map({ checked >= $0 }) ?? true { makeDue(object) }
-                changedOthers = true
-                checked += 1
+            // Other objects changed since their last call began, or never called; each once.
+            var dueOthers = Set<ObjectIdentifier>()
+            for position in checked..<noted.count {
+                let object = noted[position]
+                let key = ObjectIdentifier(object)
+                guard !object._isDeleted, Self.hasSaveHooks(object), callStart[key].map({ position >= $0 }) ?? true,
+                      dueOthers.insert(key).inserted else { continue }
+                due.append((object, -1))
             }
             // Objects the calls inserted.
             let newInserts = insertedInOrder.count != seenInserted
             if newInserts {
-                for object in insertedInOrder.objects[seenInserted...] { makeDue(object) }
+                for object in insertedInOrder.objects[seenInserted...] where !object._isDeleted && Self.hasSaveHooks(object) {
+                    due.append((object, -1))
+                }
                 seenInserted = insertedInOrder.count
             }
-            let newDeletes = deletedByID.count != seenDeleted
-            seenDeleted = deletedByID.count
-            guard !due.isEmpty || changedOthers || newInserts || newDeletes else { break }
+            guard !due.isEmpty || noted.count != checked || newInserts || deletedByID.count != seenDeleted else { break }
             changedAny = true
+            // The round's changes processed (and posted) before the next round.
             _ = processPendingChangesReturningInserted(posts: posts)
             seenDeleted = deletedByID.count
         }
