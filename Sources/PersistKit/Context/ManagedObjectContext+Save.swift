@@ -4,6 +4,12 @@ extension ManagedObjectContext {
     /// Saves the context's changes: to its parent context if it has one, else to the stores,
     /// as one transaction per store (Core Data's `save()`).
     ///
+    /// Before writing, `willSave()` is called on the objects being saved, in rounds until a
+    /// round changes nothing (at most ``maxWillSaveRounds``, else
+    /// ``PersistenceError/Code/willSaveDidNotSettle``): what it changes, inserts or deletes is
+    /// part of this save. What `didSave()` or an observer of the did-save notifications
+    /// changes is not: it stays pending, for the next save.
+    ///
     /// Before writing, delete rules run and every changed object is validated; if anything
     /// fails, the error lists every failing object and key (one error, or
     /// ``PersistenceError/Code/validationMultipleErrors`` with ``PersistenceError/detailedErrors``),
@@ -414,7 +420,8 @@ extension ManagedObjectContext {
         return store as? any InTransactionKeyAssigning
     }
 
-    /// Clears the change sets after a successful save, and tells observers.
+    /// Clears the change sets after a successful save, and tells observers. The sets are
+    /// cleared before `didSave()` and the notifications: what those change stays pending.
     /// `insertedArePlain`: every object of `inserted` is a `ManagedObject` itself, whose
     /// `didSave()` does nothing (as ``InsertedObjects/undeleted()`` found at the save's start;
     /// `inserted` is those objects, or fewer). `insertedSet`, when given, is `Set(inserted)`
