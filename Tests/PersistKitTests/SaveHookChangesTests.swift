@@ -289,7 +289,7 @@ struct SaveHookChangesTests {
             // The didSave() change is the child's, pending.
             #expect(child.hasChanges && child.updatedObjects == [note] && child.insertedObjects.isEmpty)
         }
-        try parent.performAndWait {
+        parent.performAndWait {
             let inserted = parent.insertedObjects
             let texts = inserted.filter { $0.entity.name == "Entry" }.map { $0.value(forKey: "text") as? String }
             #expect(texts == ["from willSave"])
