@@ -273,12 +273,22 @@ struct SaveHookChangesTests {
         let parent = ContextTestModel.context(coordinator)
         let child = ManagedObjectContext(concurrencyType: .privateQueue)
         child.parent = parent
+        let (storedID, goneID) = try parent.performAndWait {
+            let stored = Self.insert("Note", into: parent, ["title": "stored"])
+            let gone = Self.insert("Note", into: parent, ["title": "gone"])
+            try parent.save()
+            return (stored.objectID, gone.objectID)
+        }
         try child.performAndWait {
+            let stored = child.object(with: storedID)
+            let gone = child.object(with: goneID)
             let note = Self.hookedNote("first", in: child)
             var entry: ManagedObject?
             note.onWillSave = { note in
                 guard entry == nil, let context = note.managedObjectContext else { return }
                 entry = Self.insert("Entry", into: context, ["text": "from willSave"])
+                stored.setValue("changed in willSave", forKey: "title")
+                context.delete(gone)
             }
             note.onDidSave = { note in
                 if note.value(forKey: "title") as? String == "first" { note.setValue("from didSave", forKey: "title") }
@@ -288,8 +298,12 @@ struct SaveHookChangesTests {
             #expect(!log.isInserted)
             // The didSave() change is the child's, pending.
             #expect(child.hasChanges && child.updatedObjects == [note] && child.insertedObjects.isEmpty)
+            #expect(child.deletedObjects.isEmpty && !stored.hasChanges)
         }
         parent.performAndWait {
+            // The willSave() update and delete went to the parent with the rest.
+            #expect(parent.updatedObjects.map { $0.value(forKey: "title") as? String } == ["changed in willSave"])
+            #expect(parent.deletedObjects.map(\.objectID) == [goneID])
             let inserted = parent.insertedObjects
             let texts = inserted.filter { $0.entity.name == "Entry" }.map { $0.value(forKey: "text") as? String }
             #expect(texts == ["from willSave"])
@@ -302,7 +316,7 @@ struct SaveHookChangesTests {
         }
         try parent.performAndWait { try parent.save() }
         #expect(try Self.stored("Entry", "text", in: coordinator) == ["from willSave"])
-        #expect(try Self.stored("Note", "title", in: coordinator) == ["from didSave"])
+        #expect(try Self.stored("Note", "title", in: coordinator) == ["changed in willSave", "from didSave"])
     }
 }
 
