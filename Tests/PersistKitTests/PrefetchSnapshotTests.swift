@@ -187,6 +187,46 @@ struct PrefetchSnapshotTests {
         #expect(after[renamed] == [Fixture.beerName(renamed, 1)])
     }
 
+    @Test func aContextWhosePrefetchFailsRecordsNoMembers() throws {
+        let fixture = try Fixture()
+        defer { fixture.remove() }
+        let request = M.request("Brewery", sort: [FetchSortDescriptor(key: "name")])
+        request.relationshipKeyPathsForPrefetching = ["beers"]
+        // The reads a fetch of every brewery with their beers makes, on a new connection: the
+        // last is one of the beer table's, after most rows were handed over.
+        let reads: Int = try {
+            let (coordinator, store, _) = try fixture.reader(.scan)
+            defer { try? coordinator.remove(store) }
+            let context = M.context(coordinator)
+            fixture.scope.arm(.read, at: Int.max, error: FaultScope.Code.busy)
+            defer { fixture.scope.disarm() }
+            #expect(try context.performAndWait { try context.fetch(request) }.count == Fixture.breweryCount)
+            return fixture.scope.count(.read)
+        }()
+        #expect(reads > 0)
+
+        // The same fetch on another new connection finds the store locked at that last read.
+        let (coordinator, store, _) = try fixture.reader(.scan)
+        defer { try? coordinator.remove(store) }
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            fixture.scope.arm(.read, at: reads, error: FaultScope.Code.busy)
+            let error = #expect(throws: PersistenceError.self) { try context.fetch(request) }
+            fixture.scope.disarm()
+            #expect(fixture.scope.injected == 1)
+            #expect(error?.message.contains("SQLITE_BUSY") == true, "\(error?.message ?? "")")
+            #expect(Self.isAutocommit(store))
+            // The breweries the failed fetch registered have no members recorded: each reads
+            // its beers from the store, all of them.
+            let breweries = try context.fetch(M.request("Brewery", sort: [FetchSortDescriptor(key: "name")]))
+            #expect(breweries.count == Fixture.breweryCount)
+            for (index, brewery) in breweries.enumerated() {
+                let expected = index < Fixture.withBeers ? [Fixture.beerName(index, 0), Fixture.beerName(index, 1)] : []
+                #expect(M.names(brewery.value(forKey: "beers")).sorted() == expected, "the beers of brewery \(index)")
+            }
+        }
+    }
+
     @Test func theStoreFoundLockedBeforeAnyRowIsWaitedOut() throws {
         let fixture = try Fixture()
         defer { fixture.remove() }
