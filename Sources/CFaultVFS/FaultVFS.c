@@ -45,6 +45,7 @@ typedef struct Scope {
     size_t directoryLength;
     int64_t writes;
     int64_t syncs;
+    int64_t reads;
     int faultKind;
     int64_t faultAt;
     int faultError;
@@ -153,6 +154,17 @@ static int countOperation(Scope *scope, int kind) {
     return SQLITE_OK;
 }
 
+/// Counts a read of a watched file; returns the error to fail it with, or SQLITE_OK. Reads
+/// are not writes or syncs: a power cut leaves them alone.
+static int countRead(Scope *scope) {
+    int64_t count = ++scope->reads;
+    if (scope->faultKind == PERSIST_FAULT_READ && (count == scope->faultAt || (scope->faultPersistent && count > scope->faultAt))) {
+        scope->injected++;
+        return scope->faultError;
+    }
+    return SQLITE_OK;
+}
+
 // MARK: - I/O methods
 
 static int faultClose(sqlite3_file *file) {
@@ -164,6 +176,14 @@ static int faultClose(sqlite3_file *file) {
 
 static int faultRead(sqlite3_file *file, void *buffer, int amount, sqlite3_int64 offset) {
     FaultFile *f = (FaultFile *)file;
+    if (f->track) {
+        pthread_mutex_lock(&lock);
+        Scope *scope = watching(f);
+        int rc = scope ? countRead(scope) : SQLITE_OK;
+        pthread_mutex_unlock(&lock);
+        // A failed read fills nothing in.
+        if (rc != SQLITE_OK) return rc;
+    }
     return f->real->pMethods->xRead(f->real, buffer, amount, offset);
 }
 
@@ -541,6 +561,7 @@ void persist_fault_arm(int handle, int kind, int64_t n, int error, int persisten
     if (scope) {
         scope->writes = 0;
         scope->syncs = 0;
+        scope->reads = 0;
         scope->faultKind = kind;
         scope->faultAt = n;
         scope->faultError = error;
@@ -559,7 +580,10 @@ void persist_fault_disarm(int handle) {
 int64_t persist_fault_count(int handle, int kind) {
     pthread_mutex_lock(&lock);
     Scope *scope = scopeAt(handle);
-    int64_t count = !scope ? 0 : kind == PERSIST_FAULT_WRITE ? scope->writes : kind == PERSIST_FAULT_SYNC ? scope->syncs : 0;
+    int64_t count = !scope ? 0
+        : kind == PERSIST_FAULT_WRITE ? scope->writes
+        : kind == PERSIST_FAULT_SYNC ? scope->syncs
+        : kind == PERSIST_FAULT_READ ? scope->reads : 0;
     pthread_mutex_unlock(&lock);
     return count;
 }

@@ -83,6 +83,46 @@ struct ContextMoreTests {
         #expect(readerDoomed.managedObjectContext == nil)
     }
 
+    /// A merged deletion marks the object deleted without making it a deletion of this context
+    /// (which would delete the row again at the next save): an inserted object it names is
+    /// then neither saved nor counted, as every reader of the inserted list skips deleted ones.
+    @Test func aMergedDeletionOfAnInsertedObjectKeepsItOutOfTheSaveAndTheCounts() throws {
+        let url = try M.temporaryDirectory().appendingPathComponent("merge.sqlite")
+        let coordinator = try M.coordinator(type: .sqlite, at: url)
+        let context = M.context(coordinator)
+        let doomed = M.insert("Beer", into: context, ["name": "Doomed"])
+        let kept = M.insert("Beer", into: context, ["name": "Kept"])
+        try context.obtainPermanentIDs(for: [doomed])
+        ManagedObjectContext.mergeChanges(fromRemoteContextSave: [ManagedObjectContext.deletedObjectIDsKey: [doomed.objectID]],
+                                          into: [context])
+        #expect(doomed.isDeleted)
+        #expect(doomed.managedObjectContext == nil)
+        #expect(context.insertedObjects == [kept])
+        #expect(context.deletedObjects.isEmpty, "not a deletion of this context")
+        #expect(context.hasChanges)
+
+        nonisolated(unsafe) var savedInserted: Set<ManagedObject>?
+        let observer = NotificationCenter.default.addObserver(
+            forName: ManagedObjectContext.didSaveObjectsNotification, object: context, queue: nil) {
+            savedInserted = $0.userInfo?[ManagedObjectContext.insertedObjectsKey] as? Set<ManagedObject>
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try context.save()
+        #expect(savedInserted == [kept])
+        #expect(!context.hasChanges)
+        let reader = M.context(coordinator)
+        #expect(try M.names(reader.fetch(M.request("Beer"))) == ["Kept"])
+
+        // The same when the merge deletes the only inserted object: nothing left to save.
+        let alone = M.insert("Beer", into: context, ["name": "Alone"])
+        ManagedObjectContext.mergeChanges(fromRemoteContextSave: [ManagedObjectContext.deletedObjectIDsKey: [alone.objectID]],
+                                          into: [context])
+        #expect(!context.hasChanges)
+        #expect(context.insertedObjects.isEmpty)
+        try context.save()
+        #expect(try M.names(reader.fetch(M.request("Beer"))) == ["Kept"])
+    }
+
     @Test func obtainPermanentIDsBeforeSave() throws {
         let context = M.context(try M.coordinator())
         let beer = M.insert("Beer", into: context, ["name": "Early"])

@@ -3,8 +3,8 @@ import Foundation
 
 /// A directory whose SQLite files go through the fault-injecting VFS of `CFaultVFS`
 /// ("persist-fault"): open a store there with ``StoreOptions/sqliteVFSName`` set to
-/// ``FaultScope/vfsName`` and its writes and syncs can be failed, counted, or cut by a
-/// simulated power loss. Scopes keep tests that run in parallel apart.
+/// ``FaultScope/vfsName`` and its reads, writes and syncs can be failed or counted, and its
+/// writes and syncs cut by a simulated power loss. Scopes keep tests that run in parallel apart.
 ///
 /// Immutable: every mutable piece lives in the C library, behind its own pthread mutex.
 final class FaultScope: Sendable {
@@ -12,11 +12,14 @@ final class FaultScope: Sendable {
     enum Operation {
         case write
         case sync
+        /// A read of the database, its WAL or its journal.
+        case read
 
         var raw: Int32 {
             switch self {
             case .write: Int32(PERSIST_FAULT_WRITE)
             case .sync: Int32(PERSIST_FAULT_SYNC)
+            case .read: Int32(PERSIST_FAULT_READ)
             }
         }
     }
@@ -56,6 +59,9 @@ final class FaultScope: Sendable {
         static let ioErrFsync: Int32 = 10 | (4 << 8)
         /// `SQLITE_FULL`: the disk is full (ENOSPC).
         static let full: Int32 = 13
+        /// `SQLITE_BUSY`: another connection holds a lock (a read failed with it stands for a
+        /// lock no busy handler waits out).
+        static let busy: Int32 = 5
     }
 
     /// The VFS's name, for ``StoreOptions/sqliteVFSName``.

@@ -5,8 +5,8 @@
 /// (unix) VFS.
 ///
 /// Files opened through it whose full path lies under a *scope* directory (see
-/// `persist_fault_scope_open`) are watched: their writes and syncs are counted, a chosen write or
-/// sync can be made to fail with a chosen error, and every write not yet made durable by a sync
+/// `persist_fault_scope_open`) are watched: their reads, writes and syncs are counted, a chosen
+/// read, write or sync can be made to fail with a chosen error, and every write not yet made durable by a sync
 /// is remembered, so a test can produce the file a power loss could leave behind (unsynced writes
 /// dropped, kept or torn sector by sector). Files outside every scope pass straight through.
 ///
@@ -30,6 +30,10 @@ enum {
     PERSIST_FAULT_WRITE = 1,
     /// `xSync` on the same files.
     PERSIST_FAULT_SYNC = 2,
+    /// `xRead` on the same files (the database, its WAL, its journal). A read failed with
+    /// SQLITE_BUSY makes SQLite report the store locked in the middle of a statement, as no
+    /// busy handler can wait out (for tests of what a reader does then).
+    PERSIST_FAULT_READ = 3,
 };
 
 /// How `persist_fault_crash_image` treats the writes not yet synced.

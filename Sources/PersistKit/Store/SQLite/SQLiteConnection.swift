@@ -161,25 +161,59 @@ public final class SQLiteConnection {
         }
     }
 
-    /// Runs `BEGIN`, `COMMIT` or `ROLLBACK` of a read lease (`SQLiteStore+ReadLease.swift`):
-    /// bookkeeping of the store, so neither counted in ``statementCount`` nor shown to the
-    /// ``statementObserver``. Returns whether it succeeded.
+    /// Runs `BEGIN`, `COMMIT` or `ROLLBACK` of a read lease (`SQLiteStore+ReadLease.swift`) or
+    /// of a read snapshot (``beginReadSnapshot()``, ``endReadSnapshot()``): bookkeeping of the
+    /// store, so neither counted in ``statementCount`` nor shown to the ``statementObserver``.
+    /// Returns whether it succeeded.
     func executeLeaseStatement(_ sql: String) -> Bool {
         guard !isClosed else { return false }
         return sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK
     }
 
-    /// The first column of the first row of `sql` as an integer, or `nil` when there is no row,
-    /// the value is NULL or the statement fails: for the store's planning reads (the largest
-    /// key of a table), which are neither counted in ``statementCount`` nor shown to the
-    /// ``statementObserver``, as they are not reads the program asked for.
-    func planningInt64(_ sql: String) -> Int64? {
-        guard !isClosed else { return nil }
+    /// Begins a read transaction and takes its snapshot at once: `BEGIN` alone takes no lock,
+    /// reading the schema version does (it starts the read, waiting through the busy handler
+    /// for a lock another connection holds). Until ``endReadSnapshot()`` every read of the
+    /// connection sees the store as of this moment and needs no further lock. Bookkeeping, like
+    /// ``executeLeaseStatement(_:)``: neither counted nor observed. On failure the transaction
+    /// is ended before the error is thrown, so a retry starts afresh.
+    func beginReadSnapshot() throws(SQLiteError) {
+        try checkOpen("BEGIN")
+        var code = sqlite3_exec(handle, "BEGIN", nil, nil, nil)
+        if code == SQLITE_OK { code = sqlite3_exec(handle, "PRAGMA schema_version", nil, nil, nil) }
+        guard code != SQLITE_OK else { return }
+        let error = lastError(code: code, sql: "PRAGMA schema_version")
+        endReadSnapshot()
+        throw error
+    }
+
+    /// Ends the transaction ``beginReadSnapshot()`` began, if it is still open: `COMMIT`, or
+    /// `ROLLBACK` when a statement still running keeps `COMMIT` from ending it.
+    func endReadSnapshot() {
+        if !isAutocommit && !executeLeaseStatement("COMMIT") {
+            _ = executeLeaseStatement("ROLLBACK")
+        }
+    }
+
+    /// The first column of the first row of `sql` as an integer, or `nil` when there is no row
+    /// or the value is NULL: for the store's planning reads (the largest key of a table), which
+    /// are neither counted in ``statementCount`` nor shown to the ``statementObserver``, as they
+    /// are not reads the program asked for. A failed statement throws: a plan made from a
+    /// value that could not be read would be wrong, not merely slower.
+    func planningInt64(_ sql: String) throws(SQLiteError) -> Int64? {
+        try checkOpen(sql)
         var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else { return nil }
+        let prepared = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        guard prepared == SQLITE_OK, let statement else { throw lastError(code: prepared, sql: sql) }
         defer { sqlite3_finalize(statement) }
-        guard sqlite3_step(statement) == SQLITE_ROW, sqlite3_column_type(statement, 0) != SQLITE_NULL else { return nil }
-        return sqlite3_column_int64(statement, 0)
+        let code = sqlite3_step(statement)
+        switch code {
+        case SQLITE_ROW:
+            return sqlite3_column_type(statement, 0) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, 0)
+        case SQLITE_DONE:
+            return nil
+        default:
+            throw lastError(code: code, sql: sql)
+        }
     }
 
     /// Runs a cached statement with `arguments` and ignores its rows.

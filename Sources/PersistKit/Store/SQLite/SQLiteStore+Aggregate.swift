@@ -59,7 +59,10 @@ extension SQLiteStore {
     /// sources: by the inverse foreign key (the source is in each row), or through the join
     /// table; or, for most of a table's sources, with one scan of the destination table
     /// (see `prefetchByScan`).
-    /// Each row goes to `body` as it is read, with its source's index in `sources`.
+    /// Each row goes to `body` as it is read, with its source's index in `sources`, and only
+    /// once: all batches read one snapshot of the store (one read transaction), and once a row
+    /// was handed over, the store found locked fails the prefetch (a ``PersistenceError`` with
+    /// code ``PersistenceError/Code/sqlite``) instead of reading it all again.
     public func prefetchDestinations(of sources: [ManagedObjectID], relationship: RelationshipDescription,
                                      expect: (_ rowCount: Int) -> Void,
                                      each body: (_ sourceIndex: Int, _ row: consuming RowSnapshot) throws -> Void) throws {
@@ -106,13 +109,23 @@ extension SQLiteStore {
         // When every source is of the inverse's destination entity, a row's inverse slot holding
         // a source's key names that source (see decodeRow).
         let knownInverse = inverseDestination != nil && allSameEntity ? inverse : nil
-        if schema.joinTable(of: relationship) == nil, !relationship.isOrdered, let sourceTable = schema.table(of: sourceEntity) {
-            let scanned = try prefetchByScan(sourceKeys: allKeys, sources: sources, positionByKey: positionByKey, relationship: relationship,
-                                             knownInverse: knownInverse, destination: destination, destinationTable: destinationTable,
-                                             sourceTable: sourceTable, sourceColumn: sourceColumn, expect: expect, each: body)
-            if scanned { return }
-        }
-        try withConnection(.sqlite, "prefetching \(sourceEntity.name).\(relationship.name) failed") { connection in
+        guard !allKeys.isEmpty else { return }
+        let scanTable = schema.joinTable(of: relationship) == nil && !relationship.isOrdered ? schema.table(of: sourceEntity) : nil
+        // One read transaction for the plan and every batch: all sources' rows come from one
+        // snapshot of the store, and rows handed to `body` are never handed over again (see
+        // `SQLiteStore+ReadSnapshot.swift`). A read started again (the store found locked before
+        // any row was handed over) does not tell `expect` a second time.
+        var told = false
+        try withReadSnapshot("prefetching \(sourceEntity.name).\(relationship.name) failed") { connection, handedOver in
+            if let sourceTable = scanTable {
+                let scanned = try prefetchByScan(sourceKeys: allKeys, sources: sources, positionByKey: positionByKey, relationship: relationship,
+                                                 knownInverse: knownInverse, destination: destination, destinationTable: destinationTable,
+                                                 sourceTable: sourceTable, sourceColumn: sourceColumn, on: connection, handedOver: &handedOver,
+                                                 expect: { rowCount in
+                                                     if !told { told = true; expect(rowCount) }
+                                                 }, each: body)
+                if scanned { return }
+            }
             // Rows come ordered by their source: the source's index and ID are looked up once
             // per run of its rows.
             var currentKey: Int64?
@@ -134,6 +147,7 @@ extension SQLiteStore {
                     // The row's inverse slot names the source: reuse its ID rather than make one per row.
                     guard let row = decodeRow(statement, knownDestination: currentSource, knownInverse: knownInverse),
                           row.entity.isKind(of: destination) else { return }
+                    handedOver = true
                     try body(position, row)
                 }
                 currentKey = nil
@@ -150,40 +164,42 @@ extension SQLiteStore {
     /// sources are under a quarter of the source table's rows, judged by its largest `Z_PK`.
     /// The members come in primary-key order, as the `IN` reads give them. Each kept row goes
     /// to `body` as it is read, with its source's index in `sources`; `expect` is told the
-    /// destination table's largest key first (at least its number of rows).
+    /// destination table's largest key first (at least its number of rows). Runs on
+    /// `connection` inside the caller's read snapshot, setting `handedOver` before the first row
+    /// goes to `body`.
     private func prefetchByScan(sourceKeys: [Int64], sources: [ManagedObjectID], positionByKey: [Int64: Int],
                                 relationship: RelationshipDescription, knownInverse: RelationshipDescription?,
                                 destination: EntityDescription, destinationTable: SQLiteSchema.Table,
                                 sourceTable: SQLiteSchema.Table, sourceColumn: String,
+                                on connection: SQLiteConnection, handedOver: inout Bool,
                                 expect: (_ rowCount: Int) -> Void,
                                 each body: (_ sourceIndex: Int, _ row: consuming RowSnapshot) throws -> Void) throws -> Bool {
         guard sourceKeys.count >= 64 else { return false }
-        return try withConnection(.sqlite, "prefetching \(relationship.entity?.name ?? "?").\(relationship.name) failed") { connection in
-            let largestKey = connection.planningInt64("SELECT MAX(\"Z_PK\") FROM \(SQLiteSchema.quote(sourceTable.name))") ?? 0
-            guard Int64(sourceKeys.count) * 4 >= largestKey else { return false }
-            // Each source's index in `sources`, in a flat table indexed by its key (keys are at
-            // most four times as many as the sources here, so the table is small): no hashing per row.
-            var positionTable = [Int32](repeating: -1, count: Int(max(0, largestKey)) + 1)
-            for key in sourceKeys where key >= 0 && key < Int64(positionTable.count) {
-                if let position = positionByKey[key] { positionTable[Int(key)] = Int32(position) }
-            }
-            let destinationKeys = connection.planningInt64("SELECT MAX(\"Z_PK\") FROM \(SQLiteSchema.quote(destinationTable.name))") ?? 0
-            expect(Int(max(0, destinationKeys)))
-            let sourceIndex = Int32(3 + destinationTable.columns.count)
-            let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(SQLiteSchema.quote(destinationTable.name)) AS \"t0\" WHERE \(sourceColumn) IS NOT NULL ORDER BY \"t0\".\"Z_PK\""
-            try sources.withUnsafeBufferPointer { sources in
-                try connection.cachedStatement(sql).forEachRow { statement in
-                    let key = statement.int64(sourceIndex)
-                    guard key >= 0 && key < Int64(positionTable.count) else { return }
-                    let position = Int(positionTable[Int(key)])
-                    guard position >= 0 else { return }
-                    guard let row = decodeRow(statement, knownDestination: sources[position], knownInverse: knownInverse),
-                          row.entity.isKind(of: destination) else { return }
-                    try body(position, row)
-                }
-            }
-            return true
+        let largestKey = try connection.planningInt64("SELECT MAX(\"Z_PK\") FROM \(SQLiteSchema.quote(sourceTable.name))") ?? 0
+        guard Int64(sourceKeys.count) * 4 >= largestKey else { return false }
+        // Each source's index in `sources`, in a flat table indexed by its key (keys are at
+        // most four times as many as the sources here, so the table is small): no hashing per row.
+        var positionTable = [Int32](repeating: -1, count: Int(max(0, largestKey)) + 1)
+        for key in sourceKeys where key >= 0 && key < Int64(positionTable.count) {
+            if let position = positionByKey[key] { positionTable[Int(key)] = Int32(position) }
         }
+        let destinationKeys = try connection.planningInt64("SELECT MAX(\"Z_PK\") FROM \(SQLiteSchema.quote(destinationTable.name))") ?? 0
+        expect(Int(max(0, destinationKeys)))
+        let sourceIndex = Int32(3 + destinationTable.columns.count)
+        let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(SQLiteSchema.quote(destinationTable.name)) AS \"t0\" WHERE \(sourceColumn) IS NOT NULL ORDER BY \"t0\".\"Z_PK\""
+        try sources.withUnsafeBufferPointer { sources in
+            try connection.cachedStatement(sql).forEachRow { statement in
+                let key = statement.int64(sourceIndex)
+                guard key >= 0 && key < Int64(positionTable.count) else { return }
+                let position = Int(positionTable[Int(key)])
+                guard position >= 0 else { return }
+                guard let row = decodeRow(statement, knownDestination: sources[position], knownInverse: knownInverse),
+                      row.entity.isKind(of: destination) else { return }
+                handedOver = true
+                try body(position, row)
+            }
+        }
+        return true
     }
 
     /// Dictionary results in one `SELECT [DISTINCT] … FROM … WHERE … GROUP BY … HAVING …

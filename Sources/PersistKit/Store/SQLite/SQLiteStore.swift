@@ -293,7 +293,8 @@ public final class SQLiteStore: PersistentStore {
     /// When another connection holds a lock `body` needs, `body` runs again (the lock released
     /// in between) with backoff, for at most ``busyTimeout`` seconds; then the error is
     /// ``PersistenceError/Code/persistentStoreTimeout``. Every `body` is one transaction or
-    /// one read, so running it again is safe.
+    /// one read whose result it gathers before returning, so running it again is safe; a read
+    /// that hands rows to a consumer as it goes runs in ``withReadSnapshot(_:_:)`` instead.
     func withConnection<T: Sendable>(_ code: PersistenceError.Code = .sqlite, _ what: String,
                                      _ body: (SQLiteConnection) throws -> T) throws -> T {
         do {
