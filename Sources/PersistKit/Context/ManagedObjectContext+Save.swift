@@ -4,11 +4,15 @@ extension ManagedObjectContext {
     /// Saves the context's changes: to its parent context if it has one, else to the stores,
     /// as one transaction per store (Core Data's `save()`).
     ///
-    /// Before writing, `willSave()` is called on the objects being saved, in rounds until a
-    /// round changes nothing (at most ``maxWillSaveRounds``, else
+    /// Before writing, `willSave()` is called on the objects being saved (inserted, updated
+    /// and deleted ones; a deleted one with `isDeleted` true), in rounds until a round changes
+    /// nothing (at most ``maxWillSaveRounds``, else
     /// ``PersistenceError/Code/willSaveDidNotSettle``): what it changes, inserts or deletes is
-    /// part of this save. What `didSave()` or an observer of the did-save notifications
-    /// changes is not: it stays pending, for the next save.
+    /// part of this save. After the write `didSave()` is called on the same objects (a deleted
+    /// one is out of the context by then, and `isDeleted` is false). What `didSave()` or an
+    /// observer of the did-save notifications changes is not part of the save: it stays
+    /// pending, for the next save. Objects inserted and deleted before the save are not saved,
+    /// and neither method is called on them.
     ///
     /// Before writing, delete rules run and every changed object is validated; if anything
     /// fails, the error lists every failing object and key (one error, or
@@ -422,6 +426,9 @@ extension ManagedObjectContext {
 
     /// Clears the change sets after a successful save, and tells observers. The sets are
     /// cleared before `didSave()` and the notifications: what those change stays pending.
+    /// `didSave()` is called on the inserted, updated and deleted objects; a deleted object is
+    /// out of the context by then (no ``ManagedObject/managedObjectContext``, `isDeleted`
+    /// false).
     /// `insertedArePlain`: every object of `inserted` is a `ManagedObject` itself, whose
     /// `didSave()` does nothing (as ``InsertedObjects/undeleted()`` found at the save's start;
     /// `inserted` is those objects, or fewer). `insertedSet`, when given, is `Set(inserted)`
@@ -460,7 +467,11 @@ extension ManagedObjectContext {
         for object in deleted {
             registered.removeValue(forKey: object.objectID)
             object.managedObjectContext = nil
-            if !object._isInserted { changes.deleted.append(object.objectID) }
+            // Removed from the store (or pushed to the parent): no longer to be deleted.
+            if !object._isInserted {
+                object._isDeleted = false
+                changes.deleted.append(object.objectID)
+            }
         }
         // Inserted objects deleted before the save are let go of. `inserted` comes from
         // `insertedInOrder`: when it holds every object there and none of them is deleted, there
@@ -491,6 +502,7 @@ extension ManagedObjectContext {
         // of a subclass.
         if !insertedArePlain { for object in inserted { object.didSave() } }
         for object in updated { object.didSave() }
+        for object in deleted where Self.hasSaveHooks(object) { object.didSave() }
         if posts {
             // The saved changes are boxed once and shared by both notifications.
             let boxedChanges: Any = changes

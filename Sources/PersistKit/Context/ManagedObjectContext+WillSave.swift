@@ -49,11 +49,20 @@ extension ManagedObjectContext {
     }
 
     /// Calls `willSave()` on the objects of a save, in rounds, as Core Data does: first on
-    /// every inserted and updated object, then, until nothing changes, on every object that
-    /// changed since its last call and on every object the calls inserted or changed. What the
-    /// calls change is part of this save: after a round that changed anything, pending changes
-    /// are processed (delete rules, ``didChangeObjectsNotification``) and `inserted`, `updated`,
-    /// `deleted` and `insertedArePlain` are made again from the context's change sets.
+    /// every inserted, updated and deleted object, then, until nothing changes, on every object
+    /// that changed since its last call and on every object the calls inserted, changed or
+    /// deleted. What the calls change is part of this save: after a round that changed
+    /// anything, pending changes are processed (delete rules, ``didChangeObjectsNotification``)
+    /// and `inserted`, `updated`, `deleted` and `insertedArePlain` are made again from the
+    /// context's change sets.
+    ///
+    /// A deleted object (one the save removes from its store, `isDeleted` true during the
+    /// call) is called once per save, whether it was deleted before the save, by a delete rule
+    /// or by another object's `willSave()`; an updated object deleted after its call is called
+    /// again, as a deleted one. What its call changes in other objects is part of the save as
+    /// for any call. Its own values are not written (the object is removed), and changing them
+    /// does not call it again. An object inserted and deleted before the save is not saved and
+    /// not called.
     ///
     /// `ManagedObject`'s own `willSave()` does nothing: objects of that class are not called
     /// (only listed), so a save of such objects alone (``InsertedObjects/undeleted()`` found
@@ -72,12 +81,15 @@ extension ManagedObjectContext {
             for object in inserted where Self.hasSaveHooks(object) { due.append((object, -1)) }
         }
         for object in updated where Self.hasSaveHooks(object) { due.append((object, -1)) }
+        for object in deleted where Self.hasSaveHooks(object) { due.append((object, -1)) }
         if due.isEmpty { return false }
         // Each inserted object's mark; for each other object called, how many changes had been
         // noted (``willSaveChanges``) when its last call began.
         var marks: [WillSaveMark] = []
         var callStart: [ObjectIdentifier: Int] = [:]
         var noted: [ManagedObject] = []
+        // The deleted objects called already (each is called once per save).
+        var calledDeleted = Set<ObjectIdentifier>()
         willSaveChanges = []
         defer { willSaveChanges = nil }
         var seenInserted = insertedInOrder.count
@@ -88,9 +100,11 @@ extension ManagedObjectContext {
             round += 1
             if round > Self.maxWillSaveRounds { throw Self.willSaveDidNotSettle(due.map(\.object)) }
             for (object, mark) in due {
-                // An object deleted by an earlier call is not saved.
-                if object._isDeleted { continue }
-                if object._isInserted {
+                if object._isDeleted {
+                    // An inserted object deleted (by an earlier call, say) is not saved; a
+                    // stored one is called once as deleted.
+                    guard !object._isInserted, calledDeleted.insert(ObjectIdentifier(object)).inserted else { continue }
+                } else if object._isInserted {
                     if mark >= 0 { marks[mark] = WillSaveMark(object) } else { marks.append(WillSaveMark(object)) }
                 } else {
                     callStart[ObjectIdentifier(object)] = noted.count + (willSaveChanges?.count ?? 0)
@@ -125,7 +139,15 @@ extension ManagedObjectContext {
                 }
                 seenInserted = insertedInOrder.count
             }
-            guard !due.isEmpty || noted.count != checked || newInserts || deletedByID.count != seenDeleted else { break }
+            // Stored objects the calls or their delete rules deleted, not called as deleted yet.
+            let newDeletes = deletedByID.count != seenDeleted
+            if newDeletes {
+                for object in deletedByID.values
+                where !object._isInserted && Self.hasSaveHooks(object) && !calledDeleted.contains(ObjectIdentifier(object)) {
+                    due.append((object, -1))
+                }
+            }
+            guard !due.isEmpty || noted.count != checked || newInserts || newDeletes else { break }
             changedAny = true
             // The round's changes processed (and posted) before the next round.
             _ = processPendingChangesReturningInserted(posts: posts)
