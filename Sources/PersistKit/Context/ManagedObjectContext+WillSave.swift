@@ -3,8 +3,8 @@ import Foundation
 extension ManagedObjectContext {
     /// The most rounds of `willSave()` calls one save makes before it gives up with
     /// ``PersistenceError/Code/willSaveDidNotSettle``. Core Data documents no bound (a
-    /// `willSave()` that changes something on every call is called "until your program
-    /// crashes"); see `docs/core-data-differences.md`.
+    /// `willSave()` that changes something on every call is called again and again, without
+    /// end); see `docs/core-data-differences.md`.
     static let maxWillSaveRounds = 100
 
     /// An inserted object whose `willSave()` was called, with its values and to-many changes as
