@@ -60,11 +60,18 @@ enum ContextTestModel {
         return context
     }
 
-    static func insert(_ entity: String, into context: ManagedObjectContext, _ values: [String: Any?] = [:]) -> ManagedObject {
-        guard let description = context.persistentStoreCoordinator?.managedObjectModel.entitiesByName[entity] else {
-            preconditionFailure("no entity \(entity)")
+    /// The entity `name` of the model of `context`'s coordinator, or of its parent's (a child
+    /// context has no coordinator of its own).
+    static func entity(_ name: String, in context: ManagedObjectContext) -> EntityDescription {
+        guard let entity = context.persistentStoreCoordinator?.managedObjectModel.entitiesByName[name]
+            ?? context.parent?.persistentStoreCoordinator?.managedObjectModel.entitiesByName[name] else {
+            preconditionFailure("no entity \(name)")
         }
-        let object = ManagedObject(entity: description, insertInto: context)
+        return entity
+    }
+
+    static func insert(_ entity: String, into context: ManagedObjectContext, _ values: [String: Any?] = [:]) -> ManagedObject {
+        let object = ManagedObject(entity: self.entity(entity, in: context), insertInto: context)
         for (key, value) in values { object.setValue(value, forKey: key) }
         return object
     }

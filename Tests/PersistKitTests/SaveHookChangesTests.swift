@@ -33,24 +33,10 @@ struct SaveHookChangesTests {
         return try ContextTestModel.coordinator(type: .sqlite, at: url, model: model())
     }
 
-    static func entity(_ name: String, in context: ManagedObjectContext) -> EntityDescription {
-        guard let entity = context.persistentStoreCoordinator?.managedObjectModel.entitiesByName[name]
-            ?? context.parent?.persistentStoreCoordinator?.managedObjectModel.entitiesByName[name] else {
-            preconditionFailure("no entity \(name)")
-        }
-        return entity
-    }
-
     static func hookedNote(_ title: String, in context: ManagedObjectContext) -> HookedNote {
-        let note = HookedNote(entity: entity("Note", in: context), insertInto: context)
+        let note = HookedNote(entity: ContextTestModel.entity("Note", in: context), insertInto: context)
         note.setValue(title, forKey: "title")
         return note
-    }
-
-    static func insert(_ entityName: String, into context: ManagedObjectContext, _ values: [String: Any?] = [:]) -> ManagedObject {
-        let object = ManagedObject(entity: entity(entityName, in: context), insertInto: context)
-        for (key, value) in values { object.setValue(value, forKey: key) }
-        return object
     }
 
     /// The sorted values of `key` of every stored object of `entityName`, read by a new context.
@@ -72,7 +58,7 @@ struct SaveHookChangesTests {
             var entry: ManagedObject?
             note.onWillSave = { note in
                 guard entry == nil, let context = note.managedObjectContext else { return }
-                entry = Self.insert("Entry", into: context, ["text": "saved first"])
+                entry = ContextTestModel.insert("Entry", into: context, ["text": "saved first"])
                 extraNote = Self.hookedNote("extra", in: context)
             }
             try context.save()
@@ -97,7 +83,7 @@ struct SaveHookChangesTests {
             note.onWillSave = { note in
                 guard entry == nil, let context = note.managedObjectContext else { return }
                 // No text, which the model requires.
-                entry = Self.insert("Entry", into: context)
+                entry = ContextTestModel.insert("Entry", into: context)
             }
             let error = #expect(throws: PersistenceError.self) { try context.save() }
             let log = try #require(entry)
@@ -140,7 +126,7 @@ struct SaveHookChangesTests {
         let context = ContextTestModel.context(coordinator)
         try context.performAndWait {
             let other = Self.hookedNote("untouched", in: context)
-            let plain = Self.insert("Note", into: context, ["title": "plain"])
+            let plain = ContextTestModel.insert("Note", into: context, ["title": "plain"])
             try context.save()
             #expect(other.willSaveCalls == 1)
             let note = Self.hookedNote("toucher", in: context)
@@ -161,12 +147,12 @@ struct SaveHookChangesTests {
         let coordinator = try Self.coordinator()
         let context = ContextTestModel.context(coordinator)
         try context.performAndWait {
-            let folder = Self.insert("Folder", into: context, ["name": "old"])
-            for title in ["in folder 1", "in folder 2"] { _ = Self.insert("Note", into: context, ["title": title, "folder": folder]) }
-            let edited = Self.insert("Note", into: context, ["title": "stored"])
+            let folder = ContextTestModel.insert("Folder", into: context, ["name": "old"])
+            for title in ["in folder 1", "in folder 2"] { _ = ContextTestModel.insert("Note", into: context, ["title": title, "folder": folder]) }
+            let edited = ContextTestModel.insert("Note", into: context, ["title": "stored"])
             try context.save()
             edited.setValue("edited", forKey: "title")
-            let doomed = Self.insert("Note", into: context, ["title": "doomed"])
+            let doomed = ContextTestModel.insert("Note", into: context, ["title": "doomed"])
             let trigger = Self.hookedNote("trigger", in: context)
             trigger.onWillSave = { trigger in
                 guard let context = trigger.managedObjectContext, !folder.isDeleted else { return }
@@ -188,7 +174,7 @@ struct SaveHookChangesTests {
         let context = ContextTestModel.context(coordinator)
         try context.performAndWait {
             let restless = Self.hookedNote("restless", in: context)
-            let calm = Self.insert("Note", into: context, ["title": "calm"])
+            let calm = ContextTestModel.insert("Note", into: context, ["title": "calm"])
             restless.onWillSave = { note in
                 note.setValue((note.value(forKey: "revision") as? Int64 ?? 0) + 1, forKey: "revision")
             }
@@ -216,14 +202,14 @@ struct SaveHookChangesTests {
         let coordinator = try Self.coordinator()
         let context = ContextTestModel.context(coordinator)
         try context.performAndWait {
-            let victim = Self.insert("Note", into: context, ["title": "victim"])
+            let victim = ContextTestModel.insert("Note", into: context, ["title": "victim"])
             try context.save()
             let note = Self.hookedNote("first", in: context)
             var entry: ManagedObject?
             note.onDidSave = { note in
                 guard entry == nil, let context = note.managedObjectContext else { return }
                 note.setValue("second", forKey: "title")
-                entry = Self.insert("Entry", into: context, ["text": "after"])
+                entry = ContextTestModel.insert("Entry", into: context, ["text": "after"])
                 context.delete(victim)
             }
             try context.save()
@@ -251,11 +237,11 @@ struct SaveHookChangesTests {
         let observer = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didSaveObjectsNotification,
                                                               object: context, queue: nil) { _ in
             guard inserted.value == nil else { return }
-            inserted.value = Self.insert("Entry", into: context, ["text": "observed"])
+            inserted.value = ContextTestModel.insert("Entry", into: context, ["text": "observed"])
         }
         defer { NotificationCenter.default.removeObserver(observer) }
         try context.performAndWait {
-            _ = Self.insert("Note", into: context, ["title": "first"])
+            _ = ContextTestModel.insert("Note", into: context, ["title": "first"])
             try context.save()
             let log = try #require(inserted.value)
             #expect(context.hasChanges && context.insertedObjects == [log] && log.isInserted)
@@ -274,8 +260,8 @@ struct SaveHookChangesTests {
         let child = ManagedObjectContext(concurrencyType: .privateQueue)
         child.parent = parent
         let (storedID, goneID) = try parent.performAndWait {
-            let stored = Self.insert("Note", into: parent, ["title": "stored"])
-            let gone = Self.insert("Note", into: parent, ["title": "gone"])
+            let stored = ContextTestModel.insert("Note", into: parent, ["title": "stored"])
+            let gone = ContextTestModel.insert("Note", into: parent, ["title": "gone"])
             try parent.save()
             return (stored.objectID, gone.objectID)
         }
@@ -286,7 +272,7 @@ struct SaveHookChangesTests {
             var entry: ManagedObject?
             note.onWillSave = { note in
                 guard entry == nil, let context = note.managedObjectContext else { return }
-                entry = Self.insert("Entry", into: context, ["text": "from willSave"])
+                entry = ContextTestModel.insert("Entry", into: context, ["text": "from willSave"])
                 stored.setValue("changed in willSave", forKey: "title")
                 context.delete(gone)
             }

@@ -29,23 +29,15 @@ struct SaveHookDeletionTests {
         return try ContextTestModel.coordinator(type: .sqlite, at: url, model: model())
     }
 
-    static func entity(_ name: String, in context: ManagedObjectContext) -> EntityDescription {
-        guard let entity = context.persistentStoreCoordinator?.managedObjectModel.entitiesByName[name]
-            ?? context.parent?.persistentStoreCoordinator?.managedObjectModel.entitiesByName[name] else {
-            preconditionFailure("no entity \(name)")
-        }
-        return entity
-    }
-
     static func note(_ title: String, in context: ManagedObjectContext, folder: ManagedObject? = nil) -> DeletionHookNote {
-        let note = DeletionHookNote(entity: entity("Note", in: context), insertInto: context)
+        let note = DeletionHookNote(entity: ContextTestModel.entity("Note", in: context), insertInto: context)
         note.setValue(title, forKey: "title")
         if let folder { note.setValue(folder, forKey: "folder") }
         return note
     }
 
     static func folder(_ name: String, in context: ManagedObjectContext) -> ManagedObject {
-        let folder = ManagedObject(entity: entity("Folder", in: context), insertInto: context)
+        let folder = ManagedObject(entity: ContextTestModel.entity("Folder", in: context), insertInto: context)
         folder.setValue(name, forKey: "name")
         return folder
     }

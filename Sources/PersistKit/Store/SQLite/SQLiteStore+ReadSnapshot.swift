@@ -22,11 +22,7 @@ extension SQLiteStore {
     func withReadSnapshot<T: Sendable>(_ what: String, _ body: (SQLiteConnection, _ handedOver: inout Bool) throws -> T) throws -> T {
         do {
             return try Self.retryingWhileBusy(timeout: busyTimeout, what: what, path: url?.path) {
-                try state.withLock { state throws -> T in
-                    guard let connection = state.connection else {
-                        throw PersistenceError(.persistentStoreOperation, "the store is closed", path: url?.path)
-                    }
-                    Self.endReadLease(&state, connection)
+                try onConnection { connection throws -> T in
                     try connection.beginReadSnapshot()
                     defer { connection.endReadSnapshot() }
                     var handedOver = false

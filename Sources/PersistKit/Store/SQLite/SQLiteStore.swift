@@ -298,17 +298,21 @@ public final class SQLiteStore: PersistentStore {
     func withConnection<T: Sendable>(_ code: PersistenceError.Code = .sqlite, _ what: String,
                                      _ body: (SQLiteConnection) throws -> T) throws -> T {
         do {
-            return try Self.retryingWhileBusy(timeout: busyTimeout, what: what, path: url?.path) {
-                try state.withLock { state throws -> T in
-                    guard let connection = state.connection else {
-                        throw PersistenceError(.persistentStoreOperation, "the store is closed", path: url?.path)
-                    }
-                    Self.endReadLease(&state, connection)
-                    return try body(connection)
-                }
-            }
+            return try Self.retryingWhileBusy(timeout: busyTimeout, what: what, path: url?.path) { try onConnection(body) }
         } catch let error as SQLiteError {
             throw error.persistenceError(code, what, path: url?.path)
+        }
+    }
+
+    /// One attempt of ``withConnection(_:_:_:)`` (or of ``withReadSnapshot(_:_:)``): under the
+    /// store's lock, ends the open read lease, if any, and runs `body` with the connection.
+    func onConnection<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try state.withLock { state throws -> T in
+            guard let connection = state.connection else {
+                throw PersistenceError(.persistentStoreOperation, "the store is closed", path: url?.path)
+            }
+            Self.endReadLease(&state, connection)
+            return try body(connection)
         }
     }
 
