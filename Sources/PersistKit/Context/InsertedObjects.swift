@@ -35,7 +35,7 @@ struct InsertedObjects {
             // Unretained: the list holds every object while it is read.
             unowned(unsafe) let object = objects[index]
             if object._isDeleted { anyDeleted = true }
-            if allPlain && type(of: object) != ManagedObject.self { allPlain = false }
+            if allPlain && ManagedObjectContext.hasSaveHooks(object) { allPlain = false }
         }
         return (anyDeleted ? objects.filter { !$0._isDeleted } : objects, allPlain)
     }

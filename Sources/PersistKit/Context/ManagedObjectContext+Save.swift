@@ -33,9 +33,7 @@ extension ManagedObjectContext {
             if posts { post(Self.willSaveObjectsNotification, userInfo: [:]) }
             // In insertion order, which is the objects' order in memory: each pass below over
             // a large insert streams through them. The list itself when none is deleted.
-            var (inserted, insertedArePlain) = insertedInOrder.undeleted()
-            var deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
-            var updated = changedByID.isEmpty ? [] : changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
+            var (inserted, insertedArePlain, updated, deleted) = objectsToSave()
             // What willSave() changes is part of this save. `ManagedObject`'s own willSave()
             // does nothing: no pass is made when no object is of a subclass.
             let hooksChanged = try runWillSaveRounds(inserted: &inserted, insertedArePlain: &insertedArePlain,
@@ -51,6 +49,17 @@ extension ManagedObjectContext {
                                    insertedSet: !hooksChanged && pendingInserted.count == inserted.count ? pendingInserted : nil)
             }
         }
+    }
+
+    /// The objects a save writes, from the change sets: the inserted ones not deleted, in
+    /// insertion order, with whether all of them are plain `ManagedObject`s
+    /// (``InsertedObjects/undeleted()``); the updated ones with persistent changes; the deleted
+    /// ones that are stored (not inserted).
+    func objectsToSave() -> (inserted: [ManagedObject], insertedArePlain: Bool, updated: [ManagedObject], deleted: [ManagedObject]) {
+        let (inserted, insertedArePlain) = insertedInOrder.undeleted()
+        let updated = changedByID.isEmpty ? [] : changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
+        let deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
+        return (inserted, insertedArePlain, updated, deleted)
     }
 
     /// How many objects ``insertedObjects``, ``updatedObjects`` and ``deletedObjects`` hold,

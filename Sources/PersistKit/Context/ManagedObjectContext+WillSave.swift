@@ -54,7 +54,7 @@ extension ManagedObjectContext {
     /// deleted. What the calls change is part of this save: after a round that changed
     /// anything, pending changes are processed (delete rules, ``didChangeObjectsNotification``)
     /// and `inserted`, `updated`, `deleted` and `insertedArePlain` are made again from the
-    /// context's change sets.
+    /// context's change sets (``objectsToSave()``).
     ///
     /// A deleted object (one the save removes from its store, `isDeleted` true during the
     /// call) is called once per save, whether it was deleted before the save, by a delete rule
@@ -154,9 +154,7 @@ extension ManagedObjectContext {
             seenDeleted = deletedByID.count
         }
         guard changedAny else { return false }
-        (inserted, insertedArePlain) = insertedInOrder.undeleted()
-        deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
-        updated = changedByID.isEmpty ? [] : changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
+        (inserted, insertedArePlain, updated, deleted) = objectsToSave()
         return true
     }
 
