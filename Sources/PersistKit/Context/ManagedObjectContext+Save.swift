@@ -354,8 +354,27 @@ extension ManagedObjectContext {
         // Conflict resolution only ever drops inserted objects: the same count is the same set.
         didCommit(inserted: plan.inserted, updated: plan.updated,
                   deleted: plan.alreadyDeleted.isEmpty ? plan.deleted : plan.deleted + plan.alreadyDeleted, versionBump: true,
-                  insertedArePlain: insertedArePlain, insertedSet: plan.inserted.count == inserted.count ? insertedSet : nil)
+                  insertedArePlain: insertedArePlain, insertedSet: plan.inserted.count == inserted.count ? insertedSet : nil,
+                  leftOut: Self.objectsLeftOut(of: plan, inserted: inserted, updated: updated, deleted: deleted))
         forgetVanished(plan.vanished)
+    }
+
+    /// The objects of a save's lists (`inserted`, `updated`, `deleted`, each of which had its
+    /// `willSave()`) that conflict resolution took out of `plan`, so that their `didSave()` is
+    /// called too: a delete or an update the merge policy gave up, an updated object deleted
+    /// elsewhere, an insert merged into a stored object by a uniqueness constraint. Only
+    /// objects of a subclass (``hasSaveHooks(_:)``). None when nothing was taken out, which
+    /// the lists' sizes tell: resolution removes objects from the lists, and adds one to the
+    /// updated ones only when it takes it out of the inserted ones.
+    static func objectsLeftOut(of plan: CommitPlan, inserted: [ManagedObject], updated: [ManagedObject],
+                               deleted: [ManagedObject]) -> [ManagedObject] {
+        guard plan.inserted.count != inserted.count || plan.updated.count != updated.count
+                || plan.deleted.count + plan.alreadyDeleted.count != deleted.count else { return [] }
+        var kept = Set(plan.inserted.map(ObjectIdentifier.init))
+        kept.formUnion(plan.updated.map(ObjectIdentifier.init))
+        kept.formUnion(plan.deleted.map(ObjectIdentifier.init))
+        kept.formUnion(plan.alreadyDeleted.map(ObjectIdentifier.init))
+        return (inserted + updated + deleted).filter { !kept.contains(ObjectIdentifier($0)) && hasSaveHooks($0) }
     }
 
     /// Writes `plan` with one request per store, built in place: copying a request out of an
@@ -438,12 +457,14 @@ extension ManagedObjectContext {
     /// `didSave()` is called on the inserted, updated and deleted objects; a deleted object is
     /// out of the context by then (no ``ManagedObject/managedObjectContext``, `isDeleted`
     /// false).
+    /// `leftOut`: objects whose `willSave()` was called that conflict resolution took out of
+    /// the save (``objectsLeftOut(of:inserted:updated:deleted:)``); they get `didSave()` too.
     /// `insertedArePlain`: every object of `inserted` is a `ManagedObject` itself, whose
     /// `didSave()` does nothing (as ``InsertedObjects/undeleted()`` found at the save's start;
     /// `inserted` is those objects, or fewer). `insertedSet`, when given, is `Set(inserted)`
     /// built already.
     func didCommit(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], versionBump: Bool,
-                   insertedArePlain: Bool, insertedSet: Set<ManagedObject>? = nil) {
+                   insertedArePlain: Bool, insertedSet: Set<ManagedObject>? = nil, leftOut: [ManagedObject] = []) {
         // The settings read once, under one lock.
         let (contextName, author, isRoot, coordinator, hasChildren, posts) = settings.withLock {
             ($0.name, $0.transactionAuthor, $0.parent == nil, $0.coordinator, !$0.children.isEmpty, $0.postsNotifications)
@@ -512,6 +533,7 @@ extension ManagedObjectContext {
         if !insertedArePlain { for object in inserted { object.didSave() } }
         for object in updated { object.didSave() }
         for object in deleted where Self.hasSaveHooks(object) { object.didSave() }
+        for object in leftOut { object.didSave() }
         if posts {
             // The saved changes are boxed once and shared by both notifications.
             let boxedChanges: Any = changes
