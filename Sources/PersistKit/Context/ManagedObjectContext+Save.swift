@@ -26,29 +26,51 @@ extension ManagedObjectContext {
     /// them (see `docs/stores.md`).
     public func save() throws {
         try onQueue {
-            guard hasChanges else { return }
-            // The settings a save reads, under one lock.
-            let (posts, parent) = settings.withLock { ($0.postsNotifications, $0.parent) }
-            let pendingInserted = processPendingChangesReturningInserted(posts: posts)
-            if posts { post(Self.willSaveObjectsNotification, userInfo: [:]) }
-            // In insertion order, which is the objects' order in memory: each pass below over
-            // a large insert streams through them. The list itself when none is deleted.
-            var (inserted, insertedArePlain, updated, deleted) = objectsToSave()
-            // What willSave() changes is part of this save. `ManagedObject`'s own willSave()
-            // does nothing: no pass is made when no object is of a subclass.
-            let hooksChanged = try runWillSaveRounds(inserted: &inserted, insertedArePlain: &insertedArePlain,
-                                                     updated: &updated, deleted: &deleted, posts: posts)
-            try validate(inserted: inserted, updated: updated, deleted: deleted)
-            if let parent {
-                try push(to: parent, inserted: inserted, updated: updated, deleted: deleted, insertedArePlain: insertedArePlain)
+            guard let save = try prepareSave() else { return }
+            if let parent = save.parent {
+                try push(to: parent, inserted: save.inserted, updated: save.updated, deleted: save.deleted,
+                         insertedArePlain: save.insertedArePlain)
             } else {
-                // The objects-did-change set holds just the objects saved when every insert
-                // was still pending and no willSave() changed anything (each of them is among
-                // `inserted`): it is posted again.
-                try commitToStores(inserted: inserted, updated: updated, deleted: deleted, insertedArePlain: insertedArePlain,
-                                   insertedSet: !hooksChanged && pendingInserted.count == inserted.count ? pendingInserted : nil)
+                try commitToStores(save)
             }
         }
+    }
+
+    /// What a save writes, once its first half ran (``prepareSave()``).
+    struct PreparedSave {
+        /// The context's parent, which a child context's save pushes to; `nil` for a root context.
+        let parent: ManagedObjectContext?
+        var inserted: [ManagedObject]
+        /// Every object of `inserted` is a plain `ManagedObject` (no save hooks).
+        var insertedArePlain: Bool
+        var updated: [ManagedObject]
+        var deleted: [ManagedObject]
+        /// `Set(inserted)`, when the objects-did-change notification built it already.
+        let insertedSet: Set<ManagedObject>?
+    }
+
+    /// The first half of every save, before anything is written: pending changes processed,
+    /// `willSave()` rounds run, every object validated (throwing what fails). `nil` when the
+    /// context has no changes.
+    func prepareSave() throws -> PreparedSave? {
+        guard hasChanges else { return nil }
+        // The settings a save reads, under one lock.
+        let (posts, parent) = settings.withLock { ($0.postsNotifications, $0.parent) }
+        let pendingInserted = processPendingChangesReturningInserted(posts: posts)
+        if posts { post(Self.willSaveObjectsNotification, userInfo: [:]) }
+        // In insertion order, which is the objects' order in memory: each pass below over
+        // a large insert streams through them. The list itself when none is deleted.
+        var (inserted, insertedArePlain, updated, deleted) = objectsToSave()
+        // What willSave() changes is part of this save. `ManagedObject`'s own willSave()
+        // does nothing: no pass is made when no object is of a subclass.
+        let hooksChanged = try runWillSaveRounds(inserted: &inserted, insertedArePlain: &insertedArePlain,
+                                                 updated: &updated, deleted: &deleted, posts: posts)
+        try validate(inserted: inserted, updated: updated, deleted: deleted)
+        // The objects-did-change set holds just the objects saved when every insert was still
+        // pending and no willSave() changed anything (each of them is among `inserted`): it is
+        // posted again.
+        return PreparedSave(parent: parent, inserted: inserted, insertedArePlain: insertedArePlain, updated: updated, deleted: deleted,
+                            insertedSet: !hooksChanged && pendingInserted.count == inserted.count ? pendingInserted : nil)
     }
 
     /// The objects a save writes, from the change sets: the inserted ones not deleted, in
@@ -325,14 +347,10 @@ extension ManagedObjectContext {
         return (result, StoreWrites.Known(entity: lastEntity, store: lastStore))
     }
 
-    func commitToStores(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
-                        insertedArePlain: Bool, insertedSet: Set<ManagedObject>? = nil) throws {
-        // A SQLite store gives new objects their keys inside the save's transaction (one
-        // transaction, and a failed save uses up no key); other stores' objects get them now.
-        let (needingKeys, known) = objectsNeedingKeysBeforeWriting(inserted)
-        try obtainPermanentIDs(for: needingKeys)
-        var plan = CommitPlan(inserted: inserted, updated: updated, deleted: deleted)
-        try resolveConstraintClashesBeforeWriting(&plan)
+    /// The second half of a root context's save: writes `save` to the stores, resolving
+    /// conflicts by the merge policy, and then clears the change sets and tells observers.
+    func commitToStores(_ save: PreparedSave) throws {
+        var (plan, known) = try commitPlan(for: save)
         // Conflicts with other saves are found by the stores (Z_OPT checks, uniqueness checks
         // inside the write transaction), which then write nothing; the merge policy resolves
         // them and the write is tried again, a bounded number of times.
@@ -341,21 +359,51 @@ extension ManagedObjectContext {
             do {
                 try writeToStores(plan, known: known)
                 break
-            } catch let error as PersistenceError where attempt < Self.maxCommitAttempts && error.conflicts.isEmpty
-                && (error.code == .managedObjectMerge || error.code == .managedObjectConstraintMerge) {
-                attempt += 1
-                if error.code == .managedObjectMerge {
-                    try resolveOptimisticLockingConflicts(&plan, cause: error)
-                } else {
-                    try resolveConstraintConflictsAfterWriting(&plan, cause: error)
-                }
+            } catch {
+                guard try resolveWriteConflict(error, in: &plan, attempt: &attempt) else { throw error }
             }
         }
+        finishCommit(save, plan)
+    }
+
+    /// The plan of a root context's save before its first write: objects headed for stores
+    /// that cannot give keys inside their save transaction get their permanent IDs now, and
+    /// clashes of uniqueness constraints among the objects are resolved. With the entity whose
+    /// store was looked up on the way (see ``StoreWrites``).
+    func commitPlan(for save: PreparedSave) throws -> (CommitPlan, StoreWrites.Known?) {
+        // A SQLite store gives new objects their keys inside the save's transaction (one
+        // transaction, and a failed save uses up no key); other stores' objects get them now.
+        let (needingKeys, known) = objectsNeedingKeysBeforeWriting(save.inserted)
+        try obtainPermanentIDs(for: needingKeys)
+        var plan = CommitPlan(inserted: save.inserted, updated: save.updated, deleted: save.deleted)
+        try resolveConstraintClashesBeforeWriting(&plan)
+        return (plan, known)
+    }
+
+    /// Resolves, by the merge policy, the conflict a store's write failed with, and returns
+    /// whether the write is to be tried again (attempt `attempt`, counted here): `false` when
+    /// `error` is no conflict to resolve, or the attempts are used up.
+    func resolveWriteConflict(_ error: any Error, in plan: inout CommitPlan, attempt: inout Int) throws -> Bool {
+        guard let error = error as? PersistenceError, attempt < Self.maxCommitAttempts, error.conflicts.isEmpty,
+              error.code == .managedObjectMerge || error.code == .managedObjectConstraintMerge else { return false }
+        attempt += 1
+        if error.code == .managedObjectMerge {
+            try resolveOptimisticLockingConflicts(&plan, cause: error)
+        } else {
+            try resolveConstraintConflictsAfterWriting(&plan, cause: error)
+        }
+        return true
+    }
+
+    /// After `plan`, the resolved form of `save`, was written: clears the change sets, calls
+    /// `didSave()` and tells observers (``didCommit(inserted:updated:deleted:versionBump:insertedArePlain:insertedSet:leftOut:)``),
+    /// and lets go of objects deleted elsewhere.
+    func finishCommit(_ save: PreparedSave, _ plan: CommitPlan) {
         // Conflict resolution only ever drops inserted objects: the same count is the same set.
         didCommit(inserted: plan.inserted, updated: plan.updated,
                   deleted: plan.alreadyDeleted.isEmpty ? plan.deleted : plan.deleted + plan.alreadyDeleted, versionBump: true,
-                  insertedArePlain: insertedArePlain, insertedSet: plan.inserted.count == inserted.count ? insertedSet : nil,
-                  leftOut: Self.objectsLeftOut(of: plan, inserted: inserted, updated: updated, deleted: deleted))
+                  insertedArePlain: save.insertedArePlain, insertedSet: plan.inserted.count == save.inserted.count ? save.insertedSet : nil,
+                  leftOut: Self.objectsLeftOut(of: plan, inserted: save.inserted, updated: save.updated, deleted: save.deleted))
         forgetVanished(plan.vanished)
     }
 
@@ -380,6 +428,21 @@ extension ManagedObjectContext {
     /// Writes `plan` with one request per store, built in place: copying a request out of an
     /// array and back for every object would copy its arrays each time.
     func writeToStores(_ plan: CommitPlan, known: StoreWrites.Known? = nil) throws {
+        let (writes, split) = try storeWrites(for: plan, known: known)
+        try writes.forEachEntry { entry in
+            guard !entry.request.isEmpty else { return }
+            if let assigning = Self.keyAssigning(entry.store) {
+                // The new objects' permanent IDs, valid now that the store committed them.
+                remapIDs(of: entry.objects(split: split, plan: plan), to: try assigning.saveAssigningKeys(entry.request), allRegistered: true)
+            } else {
+                try entry.store.save(entry.request)
+            }
+        }
+    }
+
+    /// The requests that write `plan`, one per store, and whether its inserted rows are split
+    /// between stores or joined by reinserted objects (see ``StoreWrites/Entry/objects(split:plan:)``).
+    func storeWrites(for plan: CommitPlan, known: StoreWrites.Known?) throws -> (StoreWrites, split: Bool) {
         let (author, contextName) = settings.withLock { ($0.transactionAuthor, $0.name) }
         var writes = StoreWrites(author: author, contextName: contextName, known: known)
         if let firstObject = plan.inserted.first, try writes.index(for: firstObject.entity, in: self) == 0 {
@@ -430,18 +493,7 @@ extension ManagedObjectContext {
                 writes[index].insertedObjects.append(object)
             }
         }
-        try writes.forEachEntry { entry in
-            guard !entry.request.isEmpty else { return }
-            if let assigning = Self.keyAssigning(entry.store) {
-                // Not split: every inserted row is the first store's (another store's request
-                // has none), and its objects are `plan.inserted`.
-                let objects = split || entry.request.inserted.isEmpty ? entry.insertedObjects : plan.inserted
-                // The new objects' permanent IDs, valid now that the store committed them.
-                remapIDs(of: objects, to: try assigning.saveAssigningKeys(entry.request), allRegistered: true)
-            } else {
-                try entry.store.save(entry.request)
-            }
-        }
+        return (writes, split)
     }
 
     /// `store` as a store that gives new objects their keys inside its save transaction, if it
@@ -665,6 +717,14 @@ struct StoreWrites {
         /// rows go to more than one store or include reinserted objects (see
         /// ``ManagedObjectContext/writeToStores(_:known:)``), else empty.
         var insertedObjects: [ManagedObject] = []
+
+        /// The objects of the inserted rows, by position, for a save of `plan` (`split` as
+        /// ``ManagedObjectContext/storeWrites(for:known:)`` returned it). Not split: every
+        /// inserted row is the first store's (another store's request has none), and its
+        /// objects are `plan.inserted`.
+        func objects(split: Bool, plan: CommitPlan) -> [ManagedObject] {
+            split || request.inserted.isEmpty ? insertedObjects : plan.inserted
+        }
     }
 
     /// The entry of the first store looked up (index 0).

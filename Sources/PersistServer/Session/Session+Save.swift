@@ -13,24 +13,81 @@ extension Session {
 
     /// Runs `save` and returns how many objects it inserted, updated and deleted (inside the
     /// caller's ``expectingWrite(adoptingAnnouncement:_:)``: `save` or an `insert`+`save` unit).
-    func saveCounts(_ body: JSON) throws(WireError) -> (inserted: Int, updated: Int, deleted: Int) {
-        let policy = try Self.mergePolicy(RequestFields(body, op: "save"))
+    func saveCounts(_ body: JSON) throws(WireError) -> SaveCounts {
+        var outcome: Result<SaveCounts, WireError>?
+        saveCounts(body, queued: false) { outcome = $0 }
+        // Not queued: the save ran, and called back, before saveCounts(_:queued:then:) returned.
+        guard let outcome else { preconditionFailure("Session: a save that is not queued called back late") }
+        return try outcome.get()
+    }
+
+    /// How many objects a save inserted, updated and deleted.
+    typealias SaveCounts = (inserted: Int, updated: Int, deleted: Int)
+
+    /// Runs `save` and passes how many objects it inserted, updated and deleted, or why it
+    /// failed, to `then`, on the context's queue. `queued`: the context's write is queued for
+    /// the store's group commit (`ManagedObjectContext.saveQueued`) and this returns before it
+    /// is done; `then` runs once it is, from the committer's thread, and until then the session
+    /// holds off its `close` (``closeAfterQueuedSave``). Otherwise `then` runs before this
+    /// returns.
+    func saveCounts(_ body: JSON, queued: Bool, then: @escaping (Result<SaveCounts, WireError>) -> Void) {
+        let policy: MergePolicy?
+        do throws(WireError) {
+            policy = try Self.mergePolicy(RequestFields(body, op: "save"))
+        } catch {
+            return then(.failure(error))
+        }
         let configured = context.mergePolicy
         if let policy { context.mergePolicy = policy }
-        defer { context.mergePolicy = configured }
         context.processPendingChanges()
-        let (inserted, updated, deleted) = context.changeCounts
-        do {
-            try context.save()
-        } catch {
-            throw WireError(persistenceError: error)
+        let counts = context.changeCounts
+        let finish = { [self] (error: (any Error)?) in
+            // The policy applies until the save, conflicts resolved, is done.
+            context.mergePolicy = configured
+            if let error { return then(.failure(WireError(persistenceError: error))) }
+            if counts.inserted + counts.updated + counts.deleted > 0 {
+                state.statistics.saves.add(1, ordering: .relaxed)
+                // The context posts no did-save notification (Session.init): the hub is told here.
+                state.subscriptions.kick()
+            }
+            then(.success(counts))
         }
-        if inserted + updated + deleted > 0 {
-            state.statistics.saves.add(1, ordering: .relaxed)
-            // The context posts no did-save notification (Session.init): the hub is told here.
-            state.subscriptions.kick()
+        guard queued else {
+            do {
+                try context.save()
+                finish(nil)
+            } catch {
+                finish(error)
+            }
+            return
         }
-        return (inserted, updated, deleted)
+        queuedSave.withLock { $0.inFlight = true }
+        context.saveQueued { [self] error in
+            let close = queuedSave.withLock { state in
+                state.inFlight = false
+                defer { state.closeAfter = nil }
+                return state.closeAfter
+            }
+            finish(error)
+            close?()
+        }
+    }
+
+    /// The reply to a `save` that is the last request of a batch of writes: its write is queued
+    /// (``saveCounts(_:queued:then:)``), and `then` gets the reply once it is done.
+    func queuedSaveReply(_ request: WireRequest, then: @escaping (WireReply) -> Void) {
+        guard access().allows(request.op) else {
+            return then(.failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op)))
+        }
+        Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
+        expectingWrite {
+            saveCounts(request.body, queued: true) { outcome in
+                switch outcome {
+                case .success(let counts): then(.encodedSuccess(id: request.id, result: Self.saveResult(counts)))
+                case .failure(let error): then(.failure(id: request.id, error: error))
+                }
+            }
+        }
     }
 
     /// Runs `body` (a save of the session's context) telling the store's group commit that a

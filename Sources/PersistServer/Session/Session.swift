@@ -44,6 +44,18 @@ public final class Session: Sendable {
     /// value pairs a generation with the access decided under it (read together under the
     /// state's lock), so a value written late by a slower thread is at worst decided again.
     private let admission = Atomic<UInt64>(.max)
+    /// Whether a save of the context is queued for the store's group commit and not done yet,
+    /// and the session's `close` held off until it is (``close(completion:)``): the context's
+    /// queue is free meanwhile, but its objects are between the save's two halves.
+    let queuedSave = Locked<QueuedSaveState>(QueuedSaveState())
+
+    /// See ``queuedSave``.
+    struct QueuedSaveState {
+        var inFlight = false
+        /// The close that came while a queued save was in flight; run on the context's queue
+        /// once it is done.
+        var closeAfter: (() -> Void)?
+    }
 
     /// What an op needs: nothing, a read context, or the session's own context.
     enum Kind {
@@ -97,15 +109,7 @@ public final class Session: Sendable {
             // Asynchronous: a write may wait for the store's write lock (a save of another
             // connection or process, up to the busy timeout) and the group commit; the thread
             // that read the request goes on serving its other connections meanwhile.
-            let context = self.context
-            let announced = announceWrite(for: CollectionOfOne(request))
-            context.perform { [self] in
-                let reply = expectingWrite(adoptingAnnouncement: announced) {
-                    Self.reply(request) { () throws(WireError) in try self.writeOp(request) }
-                }
-                hasPendingChanges.store(context.hasChanges, ordering: .releasing)
-                completion(reply)
-            }
+            write([request]) { completion($0[0]) }
         case .subscription:
             subscriptionOp(request, completion: completion)
         }
@@ -188,15 +192,40 @@ public final class Session: Sendable {
         let context = self.context
         // A save among them is expected by the group commit from now on (Session+Save.swift).
         let announced = announceWrite(for: requests)
-        context.perform { [self] in
-            let replies = expectingWrite(adoptingAnnouncement: announced) { writeReplies(requests) }
-            hasPendingChanges.store(context.hasChanges, ordering: .releasing)
-            completion(replies)
+        let run: @Sendable () -> Void = { [self] in
+            expectingWrite(adoptingAnnouncement: announced) {
+                writeReplies(requests) { [self] replies in
+                    hasPendingChanges.store(context.hasChanges, ordering: .releasing)
+                    completion(replies)
+                }
+            }
+        }
+        if startsOnCallingThread(requests) {
+            context.performAndWait(run)
+        } else {
+            context.perform(run)
         }
     }
 
-    /// The replies to the writes `requests`, run in order on the session's context.
-    private func writeReplies(_ requests: [WireRequest]) -> [WireReply] {
+    /// Whether the writes `requests` run their first part on the calling thread (an event
+    /// loop's), rather than in a hop to the context's queue: an `insert`+`save` unit alone, on
+    /// a context with no pending changes whose saves are queued for the store's group commit.
+    /// Nothing of it then waits: the insert and the save's first half (`willSave()`,
+    /// validation, the rows) only compute, and read the store at most; the write is queued, and
+    /// its reply comes back from the committer once committed. (A failed insert leaves the save
+    /// nothing to write; a failed save takes the insert's ID in a hop of its own.) A synchronous
+    /// hop runs on the calling thread when the context's queue is free: no thread is woken.
+    private func startsOnCallingThread(_ requests: [WireRequest]) -> Bool {
+        requests.count == 2 && requests[0].op == "insert" && requests[1].op == "save"
+            && !hasPendingChanges.load(ordering: .acquiring) && context.queuesSaves
+    }
+
+    /// Runs the writes `requests` in order on the session's context and passes their replies to
+    /// `then`, on the context's queue. The save that ends the batch (a `save`, or an
+    /// `insert`+`save` unit) is queued for the store's group commit, so the context's thread is
+    /// free while it commits, and `then` runs once it is done; the saves before it run one
+    /// after the other as usual.
+    private func writeReplies(_ requests: [WireRequest], then: @escaping ([WireReply]) -> Void) {
         var replies: [WireReply] = []
         replies.reserveCapacity(requests.count)
         var index = 0
@@ -204,15 +233,21 @@ public final class Session: Sendable {
             let request = requests[index]
             // An insert saved at once shares the save's transaction (Session+InsertThenSave.swift).
             if request.op == "insert", index + 1 < requests.count, requests[index + 1].op == "save" {
+                if index + 2 == requests.count {
+                    return insertThenSave(request, requests[index + 1], queued: true) { [replies] unit in then(replies + unit) }
+                }
                 replies.append(contentsOf: insertThenSave(request, requests[index + 1]))
                 index += 2
                 continue
+            }
+            if request.op == "save", index + 1 == requests.count {
+                return queuedSaveReply(request) { [replies] reply in then(replies + [reply]) }
             }
             Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
             replies.append(checkedWriteReply(request))
             index += 1
         }
-        return replies
+        then(replies)
     }
 
     /// Answers the reads `requests` in one hop to the read context: the connection's own while
@@ -319,10 +354,19 @@ public final class Session: Sendable {
         state.subscriptions.unsubscribeAll(outbox)
         let context = self.context
         context.perform { [self] in
-            context.rollback()
-            context.reset()
-            hasPendingChanges.store(false, ordering: .releasing)
-            completion()
+            let close = { [self] in
+                context.rollback()
+                context.reset()
+                hasPendingChanges.store(false, ordering: .releasing)
+                completion()
+            }
+            // A queued save in flight finishes first (it runs the close when it is done).
+            let held = queuedSave.withLock { state -> Bool in
+                guard state.inFlight else { return false }
+                state.closeAfter = close
+                return true
+            }
+            if !held { close() }
         }
     }
 

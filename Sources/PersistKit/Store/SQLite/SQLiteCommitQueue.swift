@@ -21,6 +21,13 @@ import Foundation
 /// mutex at the same moment, as the members of a broadcast on a shared condition variable do
 /// (each sleeping on the mutex again while the others hold it in turn).
 ///
+/// A write can also be queued without its thread waiting (``submitQueued(_:runGroup:)``): the
+/// queue's committer thread, started on first use and ended after a second without work, leads
+/// the groups such writes start and runs each queued write's completion once its group is done
+/// (a group led by a waiting thread hands its queued members' completions to the committer).
+/// A context's save then frees its thread while the store commits, and a group of N queued
+/// writes costs the committer one wake-up instead of N threads parked on semaphores.
+///
 /// A thread about to make a write can say so first (``expectWrite()``, ``settleExpectedWrite()``;
 /// what PostgreSQL's `commit_delay` with `commit_siblings` guesses from the backends in a
 /// transaction): a leader whose statements ran waits, a bounded time, for the writes expected
@@ -28,17 +35,20 @@ import Foundation
 /// so the saves of many threads running at once share one `COMMIT` rather than a few each.
 final class SQLiteCommitQueue: @unchecked Sendable {
     // @unchecked Sendable: `waiting`, `joined`, `leaderActive`, `expected`, `announced`, `leaderAwaitsArrival`,
-    // `arrivalWait`, the counters, and every queued write's
+    // `arrivalWait`, the counters, the committer's state (`completions`, `committerRunning`,
+    // `queuedRunGroup`), and every queued write's
     // `failure` and `isDone` are read and written only while `lock` is held, except a write's
     // `failure` while the leader runs its group — the write's own thread is then parked on its
     // semaphore in `submit`, and reads it only once woken, after taking `lock` (which the
-    // leader took after setting it).
+    // leader took after setting it); a queued write has no such thread: the committer reads its
+    // `failure` and clears its `completion` and `body` after taking it from `completions` under
+    // `lock`, once its group is done, when no other thread touches the write any more.
 
     /// One write waiting for, or taking part in, a group.
     final class Write {
         /// Runs the write's statements on the connection, inside the group's transaction;
-        /// cleared by the write's own thread once its group ran (the closure does not outlive
-        /// the call that submitted it).
+        /// cleared once its group ran: by the write's own thread (the closure does not outlive
+        /// the call that submitted it), or, for a queued write, by the committer.
         var body: ((SQLiteConnection) throws -> Void)?
         /// What the write does, for errors ("saving to the store failed").
         let what: String
@@ -51,10 +61,19 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         /// group ends with the write the oldest waiting (a signal left over when the write is
         /// done is dropped with it).
         let wake = DispatchSemaphore(value: 0)
+        /// For a write queued without a waiting thread (``SQLiteCommitQueue/submitQueued(_:runGroup:)``):
+        /// called with its `failure` on the committer thread once its group is done, then cleared
+        /// with `body`.
+        var completion: (((any Error)?) -> Void)?
+        /// Whether no thread waits for the write: it was made with a completion, which reports
+        /// the outcome.
+        let isQueued: Bool
 
-        init(what: String, body: @escaping (SQLiteConnection) throws -> Void) {
+        init(what: String, body: @escaping (SQLiteConnection) throws -> Void, completion: (((any Error)?) -> Void)? = nil) {
             self.what = what
             self.body = body
+            self.completion = completion
+            self.isQueued = completion != nil
         }
     }
 
@@ -70,8 +89,18 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         var largestGroup = 0
     }
 
-    /// Guards the queue's state (see the `@unchecked Sendable` note above).
-    private let lock = NSLock()
+    /// Guards the queue's state (see the `@unchecked Sendable` note above); the committer thread
+    /// waits on it for work (signalled by ``wakeCommitter()``).
+    private let lock = NSCondition()
+    /// Queued writes whose group is done, for the committer to complete.
+    private var completions: [Write] = []
+    /// Whether the committer thread runs (it ends after ``committerIdleTime`` without work).
+    private var committerRunning = false
+    /// How groups of queued writes are run, as the last ``submitQueued(_:runGroup:)`` gave it;
+    /// dropped when the committer ends.
+    private var queuedRunGroup: (([Write]) -> Void)?
+    /// How long the committer thread waits for work before it ends.
+    private static let committerIdleTime: TimeInterval = 1
     /// Wakes a leader waiting for expected writes (``takeJoiners(limit:waitingUntil:)``), which
     /// waits on it without holding `lock`. Its own lock is taken only on its own, or with `lock`
     /// taken inside it.
@@ -120,6 +149,37 @@ final class SQLiteCommitQueue: @unchecked Sendable {
             return
         }
         // Lead: take every write waiting, including this one.
+        let (waiters, next) = leadGroup(runGroup)
+        lock.unlock()
+        next?.wake.signal()
+        for member in waiters where member !== write { member.wake.signal() }
+        if let failure = write.failure { throw failure }
+    }
+
+    /// Queues `write`, which has a `completion`, and returns at once: the write joins the
+    /// running group or the next one (led by the committer thread, unless a waiting thread
+    /// leads it first), and its completion is called on the committer thread once its group's
+    /// `COMMIT` returned, or the write failed. `runGroup` is as for ``submit(_:runGroup:)``.
+    func submitQueued(_ write: Write, runGroup: @escaping ([Write]) -> Void) {
+        precondition(write.isQueued, "SQLiteCommitQueue: a queued write needs a completion")
+        lock.lock()
+        waiting.append(write)
+        queuedRunGroup = runGroup
+        removeExpectation()
+        let awaiting = leaderAwaitsArrival
+        // A running group takes it (as a joiner, or its leader wakes the committer for the
+        // next group when it ends); with none running, the committer leads.
+        if !leaderActive { wakeCommitter() }
+        lock.unlock()
+        if awaiting { wakeLeader() }
+    }
+
+    /// Runs every waiting write as one group, this thread leading: called with `lock` held and
+    /// no group running, returns with `lock` held, once the group is done. Marks the members
+    /// done and hands the queued ones' completions to the committer; returns the members whose
+    /// threads wait (to wake), and the waiting write to wake to lead the next group (`nil` when
+    /// none waits, or when the oldest is queued: the committer then leads).
+    private func leadGroup(_ runGroup: ([Write]) -> Void) -> (waiters: [Write], next: Write?) {
         leaderActive = true
         let group = waiting
         waiting = []
@@ -133,17 +193,68 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         joined = []
         counters.groups += 1
         counters.largestGroup = max(counters.largestGroup, members.count)
+        var waiters: [Write] = []
+        waiters.reserveCapacity(members.count)
         for member in members {
             member.isDone = true
             if member.failure == nil { counters.committed += 1 } else { counters.failed += 1 }
+            if member.isQueued { completions.append(member) } else { waiters.append(member) }
         }
         // The oldest write that came too late for this group is woken to lead the next one,
         // unless a thread that submits first takes the lead (and the write into its group).
-        let next = waiting.first
+        var next = waiting.first
+        if next?.isQueued == true { next = nil }
+        if !completions.isEmpty || (waiting.first?.isQueued ?? false) { wakeCommitter() }
+        return (waiters, next)
+    }
+
+    /// Wakes the committer thread, starting it if it does not run. Called with `lock` held.
+    private func wakeCommitter() {
+        if committerRunning {
+            lock.signal()
+            return
+        }
+        committerRunning = true
+        let thread = Thread { [self] in runCommitter() }
+        thread.name = "persist-commit"
+        thread.start()
+    }
+
+    /// The committer thread: completes the queued writes of groups that are done, and leads a
+    /// group whenever none runs and the oldest waiting write is queued; ends after
+    /// ``committerIdleTime`` without either.
+    private func runCommitter() {
+        lock.lock()
+        while true {
+            if !completions.isEmpty {
+                let done = completions
+                completions = []
+                lock.unlock()
+                for write in done {
+                    let completion = write.completion
+                    write.completion = nil
+                    write.body = nil
+                    completion?(write.failure)
+                }
+                lock.lock()
+                continue
+            }
+            if !leaderActive, let first = waiting.first, first.isQueued, let runGroup = queuedRunGroup {
+                let (waiters, next) = leadGroup(runGroup)
+                lock.unlock()
+                next?.wake.signal()
+                for member in waiters { member.wake.signal() }
+                lock.lock()
+                continue
+            }
+            if !lock.wait(until: Date(timeIntervalSinceNow: Self.committerIdleTime)),
+               completions.isEmpty, !(waiting.first?.isQueued ?? false) {
+                committerRunning = false
+                queuedRunGroup = nil
+                break
+            }
+        }
         lock.unlock()
-        next?.wake.signal()
-        for member in members where member !== write { member.wake.signal() }
-        if let failure = write.failure { throw failure }
     }
 
     /// Says that work about to be handed to another thread will submit a write: a leader about

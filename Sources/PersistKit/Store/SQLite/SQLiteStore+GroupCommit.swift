@@ -10,8 +10,8 @@ import Foundation
 /// a savepoint too (up to ``groupLimit`` writes a transaction): no write waits longer for its
 /// acknowledgement than for a transaction of its own would make it, and one commit's pages
 /// are written for all of them.
-/// Each write's thread waits until `COMMIT` returned, so no save is acknowledged before it is
-/// durable; if `COMMIT` itself fails, every write of the group fails with that error and
+/// Each write's thread waits until `COMMIT` returned (or, for a queued write, its completion
+/// runs only then, on the committer thread), so no save is acknowledged before it is durable; if `COMMIT` itself fails, every write of the group fails with that error and
 /// nothing of it was written.
 extension SQLiteStore {
     /// The most writes one transaction of the group commit runs, joiners included (the first
@@ -36,6 +36,17 @@ extension SQLiteStore {
             throw PersistenceError(.persistentStoreSave, "\(what): the write was not run", path: url?.path)
         }
         return result
+    }
+
+    /// Queues `body` (a write's statements) for a transaction of the group commit and returns
+    /// at once; `completion` is called on the group commit's committer thread once that
+    /// transaction committed (`nil`), or with why the write failed (SQLite errors as
+    /// ``PersistenceError``s saying `what` failed). `body` may run more than once, as for
+    /// ``inGroupCommit(_:_:)``, on whichever thread leads its group.
+    func inGroupCommitQueued(_ what: String, _ body: @escaping (SQLiteConnection) throws -> Void,
+                             completion: @escaping ((any Error)?) -> Void) {
+        let write = SQLiteCommitQueue.Write(what: what, body: body, completion: completion)
+        commitQueue.submitQueued(write) { [self] group in commitGroup(group) }
     }
 
     /// Runs `body`, which is about to make a write to this store (a context's `save()`), telling

@@ -136,101 +136,141 @@ extension SQLiteStore: InTransactionKeyAssigning {
         // Noted only once committed: a rolled-back number may be reused by another process.
         var historyNumber: Int64?
         // One write of a group commit: the group's transaction holds it, with other saves.
-        let assignedKeys = try inGroupCommit("saving to the store failed") { connection -> [ManagedObjectID?] in
+        let assignedKeys = try inGroupCommit(Self.saveFailure) { connection -> [ManagedObjectID?] in
             historyNumber = nil
-            // Keys for new objects, allocated in this transaction: rolled back with it.
-            let (assigned, firstConsecutiveKey, keyPlan) = assigningKeys ? try assignKeys(to: request.inserted, connection) : ([], nil, nil)
-            // The request with permanent IDs everywhere, when anything besides the inserted rows'
-            // own keys needs them; otherwise (the common case: no references to new objects, no
-            // uniqueness checks, no to-many changes) the rows keep their temporary IDs and each
-            // inserted row's key is read from `keys`, by position, with no copy of the request
-            // (history too takes the inserted rows' IDs from `keys`).
-            let remaps = !assigned.isEmpty && needsRemappedRequest(request)
-            let changes = remaps ? request.remapped(assigned) : request
-            let keys = remaps ? [] : assigned
-
-            for row in changes.deleted { try delete(row, connection) }
-
-            var maxKeyByRoot: [Int: Int64] = [:]
-            // Rows of one entity come together: its write plan and prepared INSERT are looked up
-            // once per run of rows, and each row's values are bound in place.
-            var runPlan: EntityWritePlan?
-            var runStatement: SQLiteStatement?
-            // By index: each row is read in place, not copied (and retained) per row.
-            for position in changes.inserted.indices {
-                let row = changes.inserted[position]
-                // Keys handed out in one run are the first key plus the position: the new
-                // IDs (made long before, out of cache by now) are not read.
-                let hasAssignedKey = position < keys.count && keys[position] != nil
-                let key: Int64
-                if hasAssignedKey, let firstConsecutiveKey {
-                    key = firstConsecutiveKey + Int64(position)
-                } else if hasAssignedKey, let assignedID = keys[position] {
-                    key = assignedID.primaryKey
-                } else {
-                    if row.isTemporaryID { throw temporaryRowError(row) }
-                    key = row.primaryKey
-                }
-                if runStatement == nil || runPlan?.entity !== row.entity {
-                    runStatement?.reset()
-                    // The plan the keys were taken with, if it is this entity's: not looked up again.
-                    let plan = try keyPlan.flatMap { $0.entity === row.entity ? $0 : nil } ?? writePlan(for: row.entity)
-                    let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: plan.layout.number)) {
-                        plan.columns.insertSQL
-                    }
-                    // The entity number and the version are the same for every row of the run:
-                    // bound once, kept by resetting without clearing the bindings after each row.
-                    try statement.bind(.integer(Int64(plan.layout.number)), at: 2)
-                    try statement.bind(.integer(1), at: 3)
-                    runStatement = statement
-                    runPlan = plan
-                }
-                guard let plan = runPlan, let statement = runStatement else { continue }
-                try statement.bind(.integer(key), at: 1)
-                _ = try bindColumns(row, plan.columns, to: statement, from: 4)
-                while try statement.step() {}
-                // Every other parameter is bound again for the next row.
-                statement.resetKeepingBindings()
-                // A key allocated above is within Z_MAX already.
-                if position < assigned.count && assigned[position] != nil { continue }
-                maxKeyByRoot[plan.keySequence] = max(maxKeyByRoot[plan.keySequence] ?? 0, key)
-            }
-            runStatement?.reset()
-
-            for row in changes.updated {
-                if row.isTemporaryID { throw temporaryRowError(row) }
-                let plan = try writePlan(for: row.entity)
-                let layout = plan.layout
-                let write = plan.columns
-                let table = schema.tables[layout.tableIndex]
-                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.update(entityNumber: layout.number)) { write.updateSQL }
-                // The key and version first, through `bind`, which readies the statement
-                // (see bindColumns(_:_:to:from:)).
-                let next = Int32(write.values.count) + 1
-                try statement.bind(.integer(row.primaryKey), at: next)
-                try statement.bind(.integer(row.version), at: next + 1)
-                _ = try bindColumns(row, write, to: statement, from: 1)
-                while try statement.step() {}
-                statement.reset()
-                if connection.changes == 0 { throw conflict(row, connection, table) }
-            }
-
-            try applyToManyChanges(changes.toManyChanges, connection)
-            // Each row is checked on its own: the two lists need not be joined into a copy, and
-            // rows of entities without uniqueness constraints need no check at all.
-            if Self.anyConstrained(changes.inserted) { try checkUniqueness(of: changes.inserted, connection) }
-            if Self.anyConstrained(changes.updated) { try checkUniqueness(of: changes.updated, connection) }
-
-            // Keep Z_MAX at or above every key written, in case keys came from elsewhere.
-            for (root, key) in maxKeyByRoot.isEmpty ? [] : maxKeyByRoot.sorted(by: { $0.key < $1.key }) {
-                try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ? AND \"Z_MAX\" < ?",
-                                       [.integer(key), .integer(Int64(root)), .integer(key)])
-            }
-            if isHistoryTracked { historyNumber = try recordHistory(changes, connection, insertedIDs: keys) }
-            return assigned
+            return try writeRows(request, assigningKeys: assigningKeys, connection, historyNumber: &historyNumber)
         }
         if let historyNumber { noteOwnTransaction(historyNumber) }
         return assignedKeys
+    }
+
+    /// What a failed save says failed.
+    private static let saveFailure = "saving to the store failed"
+
+    /// ``saveAssigningKeys(_:)`` without waiting: the write is queued for the group commit and
+    /// this returns at once; `completion` gets the new objects' IDs (as `saveAssigningKeys`
+    /// returns them) once the transaction committed, or the error, on the group commit's
+    /// committer thread, or at once on this thread when nothing is to be written or the store
+    /// is read-only.
+    func saveAssigningKeysQueued(_ request: StoreSaveRequest,
+                                 completion: @escaping (Result<[ManagedObjectID?], any Error>) -> Void) {
+        guard !request.isEmpty else { return completion(.success([])) }
+        guard !isReadOnly else { return completion(.failure(readOnlyError("save"))) }
+        let outcome = QueuedWriteOutcome()
+        inGroupCommitQueued(Self.saveFailure, { [self] connection in
+            outcome.historyNumber = nil
+            outcome.assignedKeys = try writeRows(request, assigningKeys: true, connection, historyNumber: &outcome.historyNumber)
+        }, completion: { [self] failure in
+            if let failure { return completion(.failure(failure)) }
+            if let historyNumber = outcome.historyNumber { noteOwnTransaction(historyNumber) }
+            completion(.success(outcome.assignedKeys))
+        })
+    }
+
+    /// What a queued write's statements produced, for its completion: set by the thread that
+    /// leads its group, read by the committer thread after the group ended (the commit queue's
+    /// lock orders the two).
+    private final class QueuedWriteOutcome {
+        var historyNumber: Int64?
+        var assignedKeys: [ManagedObjectID?] = []
+    }
+
+    /// The statements of a save, run on `connection` inside the group's transaction: deletes,
+    /// inserts (with keys assigned here when `assigningKeys`), updates, to-many changes,
+    /// uniqueness checks, `Z_MAX` and history (its transaction number in `historyNumber`).
+    /// Returns the keys assigned, as ``saveAssigningKeys(_:)`` does.
+    private func writeRows(_ request: StoreSaveRequest, assigningKeys: Bool, _ connection: SQLiteConnection,
+                           historyNumber: inout Int64?) throws -> [ManagedObjectID?] {
+        // Keys for new objects, allocated in this transaction: rolled back with it.
+        let (assigned, firstConsecutiveKey, keyPlan) = assigningKeys ? try assignKeys(to: request.inserted, connection) : ([], nil, nil)
+        // The request with permanent IDs everywhere, when anything besides the inserted rows'
+        // own keys needs them; otherwise (the common case: no references to new objects, no
+        // uniqueness checks, no to-many changes) the rows keep their temporary IDs and each
+        // inserted row's key is read from `keys`, by position, with no copy of the request
+        // (history too takes the inserted rows' IDs from `keys`).
+        let remaps = !assigned.isEmpty && needsRemappedRequest(request)
+        let changes = remaps ? request.remapped(assigned) : request
+        let keys = remaps ? [] : assigned
+
+        for row in changes.deleted { try delete(row, connection) }
+
+        var maxKeyByRoot: [Int: Int64] = [:]
+        // Rows of one entity come together: its write plan and prepared INSERT are looked up
+        // once per run of rows, and each row's values are bound in place.
+        var runPlan: EntityWritePlan?
+        var runStatement: SQLiteStatement?
+        // By index: each row is read in place, not copied (and retained) per row.
+        for position in changes.inserted.indices {
+            let row = changes.inserted[position]
+            // Keys handed out in one run are the first key plus the position: the new
+            // IDs (made long before, out of cache by now) are not read.
+            let hasAssignedKey = position < keys.count && keys[position] != nil
+            let key: Int64
+            if hasAssignedKey, let firstConsecutiveKey {
+                key = firstConsecutiveKey + Int64(position)
+            } else if hasAssignedKey, let assignedID = keys[position] {
+                key = assignedID.primaryKey
+            } else {
+                if row.isTemporaryID { throw temporaryRowError(row) }
+                key = row.primaryKey
+            }
+            if runStatement == nil || runPlan?.entity !== row.entity {
+                runStatement?.reset()
+                // The plan the keys were taken with, if it is this entity's: not looked up again.
+                let plan = try keyPlan.flatMap { $0.entity === row.entity ? $0 : nil } ?? writePlan(for: row.entity)
+                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: plan.layout.number)) {
+                    plan.columns.insertSQL
+                }
+                // The entity number and the version are the same for every row of the run:
+                // bound once, kept by resetting without clearing the bindings after each row.
+                try statement.bind(.integer(Int64(plan.layout.number)), at: 2)
+                try statement.bind(.integer(1), at: 3)
+                runStatement = statement
+                runPlan = plan
+            }
+            guard let plan = runPlan, let statement = runStatement else { continue }
+            try statement.bind(.integer(key), at: 1)
+            _ = try bindColumns(row, plan.columns, to: statement, from: 4)
+            while try statement.step() {}
+            // Every other parameter is bound again for the next row.
+            statement.resetKeepingBindings()
+            // A key allocated above is within Z_MAX already.
+            if position < assigned.count && assigned[position] != nil { continue }
+            maxKeyByRoot[plan.keySequence] = max(maxKeyByRoot[plan.keySequence] ?? 0, key)
+        }
+        runStatement?.reset()
+
+        for row in changes.updated {
+            if row.isTemporaryID { throw temporaryRowError(row) }
+            let plan = try writePlan(for: row.entity)
+            let layout = plan.layout
+            let write = plan.columns
+            let table = schema.tables[layout.tableIndex]
+            let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.update(entityNumber: layout.number)) { write.updateSQL }
+            // The key and version first, through `bind`, which readies the statement
+            // (see bindColumns(_:_:to:from:)).
+            let next = Int32(write.values.count) + 1
+            try statement.bind(.integer(row.primaryKey), at: next)
+            try statement.bind(.integer(row.version), at: next + 1)
+            _ = try bindColumns(row, write, to: statement, from: 1)
+            while try statement.step() {}
+            statement.reset()
+            if connection.changes == 0 { throw conflict(row, connection, table) }
+        }
+
+        try applyToManyChanges(changes.toManyChanges, connection)
+        // Each row is checked on its own: the two lists need not be joined into a copy, and
+        // rows of entities without uniqueness constraints need no check at all.
+        if Self.anyConstrained(changes.inserted) { try checkUniqueness(of: changes.inserted, connection) }
+        if Self.anyConstrained(changes.updated) { try checkUniqueness(of: changes.updated, connection) }
+
+        // Keep Z_MAX at or above every key written, in case keys came from elsewhere.
+        for (root, key) in maxKeyByRoot.isEmpty ? [] : maxKeyByRoot.sorted(by: { $0.key < $1.key }) {
+            try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ? AND \"Z_MAX\" < ?",
+                                   [.integer(key), .integer(Int64(root)), .integer(key)])
+        }
+        if isHistoryTracked { historyNumber = try recordHistory(changes, connection, insertedIDs: keys) }
+        return assigned
     }
 
     /// Whether writing `request` needs it with permanent IDs in place of the temporary ones
