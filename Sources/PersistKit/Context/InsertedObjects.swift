@@ -45,6 +45,13 @@ struct InsertedObjects {
         objects.append(object)
     }
 
+    /// Lists `objects`, none of which is listed yet, at `position` (at most ``count``): they
+    /// were inserted before the objects listed from there on (a queued save that failed gives
+    /// its objects back, ``ManagedObjectContext/saveQueued(overlapping:completion:)``).
+    mutating func insert(_ objects: [ManagedObject], at position: Int) {
+        self.objects.insert(contentsOf: objects, at: position)
+    }
+
     /// Removes `object` if it is listed; returns whether it was.
     @discardableResult mutating func remove(_ object: ManagedObject) -> Bool {
         guard let index = objects.firstIndex(where: { $0 === object }) else { return false }

@@ -15,12 +15,28 @@ extension ManagedObjectContext {
     /// ``save()`` before this returns. `completion` gets `nil` once saved, or the error, exactly
     /// as ``save()`` would have thrown it, with the context left as a failed ``save()`` leaves it.
     ///
-    /// Until `completion` runs, the caller must not use the context, nor hand it work that
-    /// does: the save's objects are in neither state until then.
-    package func saveQueued(completion: @escaping ((any Error)?) -> Void) {
+    /// Returns whether the context may be used before `completion` runs: when `completion` ran
+    /// already, and when `overlapping` let the save go on without it. Otherwise the caller must
+    /// not use the context, nor hand it work that does, until `completion` runs: the save's
+    /// objects are in neither state until then.
+    ///
+    /// `overlapping`: a save of new objects alone (nothing updated or deleted, no relationship
+    /// set, no uniqueness constraint unless the merge policy is ``MergePolicy/error``, no
+    /// `ManagedObject` subclass, nothing else pending) takes
+    /// its objects out of the change sets when its write is queued, and the context takes more
+    /// changes, and more such saves, meanwhile; the writes commit in the order they were queued.
+    /// The caller must not touch the queued save's objects, nor call ``reset()`` or
+    /// ``rollback()``, until `completion` runs (``hasOverlappingSaves``). If the write fails,
+    /// its objects are put back, inserted, in front of any inserted since: they are pending
+    /// again, for the next save (which a save queued behind the failed one is not).
+    @discardableResult
+    package func saveQueued(overlapping: Bool = false, completion: @escaping ((any Error)?) -> Void) -> Bool {
         onQueue {
             do {
-                guard let save = try prepareSave() else { return completion(nil) }
+                guard let save = try prepareSave() else {
+                    completion(nil)
+                    return true
+                }
                 guard save.parent == nil, let store = queueingStore else {
                     if let parent = save.parent {
                         try push(to: parent, inserted: save.inserted, updated: save.updated, deleted: save.deleted,
@@ -28,22 +44,83 @@ extension ManagedObjectContext {
                     } else {
                         try commitToStores(save)
                     }
-                    return completion(nil)
+                    completion(nil)
+                    return true
                 }
                 let (plan, known) = try commitPlan(for: save)
-                try submit(QueuedSave(store: store, save: save, plan: plan, known: known), completion: completion)
+                let queued = QueuedSave(store: store, save: save, plan: plan, known: known,
+                                        overlapping: overlapping && mayOverlap(save))
+                if queued.overlapping {
+                    insertedInOrder.removeAll()
+                    takenBackInFront = 0
+                    overlappingSaves += 1
+                }
+                do {
+                    try submit(queued, completion: completion)
+                } catch {
+                    // Nothing was queued: the objects are pending again.
+                    if queued.overlapping { takeBack(queued) }
+                    throw error
+                }
+                return queued.overlapping
             } catch {
                 completion(error)
+                return true
             }
         }
     }
 
-    /// Whether ``saveQueued(completion:)`` queues this context's writes: it is a root context
+    /// Whether a save queued with ``saveQueued(overlapping:completion:)`` is still to finish
+    /// with its objects out of the change sets (a PersistKit addition).
+    package var hasOverlappingSaves: Bool { onQueue { overlappingSaves > 0 } }
+
+    /// Whether `save` may overlap the context's later work (see
+    /// ``saveQueued(overlapping:completion:)``): it saves every pending change, and they are
+    /// new plain objects that no other object refers to, and whose uniqueness constraints, if
+    /// any, a clash can only fail (the error policy), so no later change can touch its objects,
+    /// and no conflict can change them. (A clash with a save still in flight is found by the
+    /// store's check inside the write's transaction, which sees the writes before it.)
+    private func mayOverlap(_ save: PreparedSave) -> Bool {
+        guard save.updated.isEmpty, save.deleted.isEmpty, save.insertedArePlain, changedByID.isEmpty, deletedByID.isEmpty,
+              insertedInOrder.count == save.inserted.count, unprocessedInserted.isEmpty else { return false }
+        var lastEntity: EntityDescription?
+        // The slots of the run's entity that hold to-one relationships.
+        var toOneSlots: [Int] = []
+        for object in save.inserted {
+            // A new object's to-many state without changes has no members (validation makes
+            // the states it reads).
+            guard object.toMany.values.allSatisfy({ !$0.hasChanges }) else { return false }
+            if object.entity !== lastEntity {
+                lastEntity = object.entity
+                let rules = EntityRules.of(object.entity)
+                // Under the error policy a clash fails the write and changes no object; another
+                // policy could merge the object into a stored one.
+                guard rules.uniquenessConstraints.isEmpty || mergePolicy == .error else { return false }
+                toOneSlots = rules.hasToOne ? object.entity.slots.indices.filter { object.entity.slots[$0] is RelationshipDescription } : []
+            }
+            for slot in toOneSlots where slot < object.values.count && !object.values[slot].isNull { return false }
+        }
+        return true
+    }
+
+    /// Puts the objects of the overlapping save `queued`, which did not write them, back into
+    /// the change sets, in front of the objects inserted since.
+    ///
+    /// Writes finish in the order they were queued: the objects of an earlier save that failed
+    /// too, put back already, stay in front of these (``takenBackInFront``).
+    private func takeBack(_ queued: QueuedSave) {
+        overlappingSaves -= 1
+        let position = min(takenBackInFront, insertedInOrder.count)
+        insertedInOrder.insert(queued.save.inserted, at: position)
+        takenBackInFront = overlappingSaves == 0 ? 0 : position + queued.save.inserted.count
+    }
+
+    /// Whether ``saveQueued(overlapping:completion:)`` queues this context's writes: it is a root context
     /// whose coordinator has one SQLite store for every entity. Otherwise it saves at once,
     /// and may wait for the store's write lock.
     package var queuesSaves: Bool { queueingStore != nil }
 
-    /// The store ``saveQueued(completion:)`` queues writes for, if it does.
+    /// The store ``saveQueued(overlapping:completion:)`` queues writes for, if it does.
     private var queueingStore: SQLiteStore? {
         guard settings.withLock({ $0.parent == nil }) else { return nil }
         return persistentStoreCoordinator?.soleStoreForEveryEntity() as? SQLiteStore
@@ -70,13 +147,21 @@ extension ManagedObjectContext {
         case .success(let assigned):
             // The new objects' permanent IDs, valid now that the store committed them.
             remapIDs(of: queued.insertedObjects, to: assigned, allRegistered: true)
-            finishCommit(queued.save, queued.plan)
+            if queued.overlapping {
+                overlappingSaves -= 1
+                if overlappingSaves == 0 { takenBackInFront = 0 }
+            }
+            finishCommit(queued.save, queued.plan, ownsChangeSets: !queued.overlapping)
             completion(nil)
         case .failure(let error):
             do {
-                guard try resolveWriteConflict(error, in: &queued.plan, attempt: &queued.attempt) else { return completion(error) }
+                guard try resolveWriteConflict(error, in: &queued.plan, attempt: &queued.attempt) else {
+                    if queued.overlapping { takeBack(queued) }
+                    return completion(error)
+                }
                 try submit(queued, completion: completion)
             } catch {
+                if queued.overlapping { takeBack(queued) }
                 completion(error)
             }
         }
@@ -97,11 +182,16 @@ private final class QueuedSave: @unchecked Sendable {
     var attempt = 1
     /// The objects of the request's inserted rows, by position.
     var insertedObjects: [ManagedObject] = []
+    /// The save's objects are out of the context's change sets while its write is queued
+    /// (``ManagedObjectContext/saveQueued(overlapping:completion:)``).
+    let overlapping: Bool
 
-    init(store: SQLiteStore, save: ManagedObjectContext.PreparedSave, plan: CommitPlan, known: StoreWrites.Known?) {
+    init(store: SQLiteStore, save: ManagedObjectContext.PreparedSave, plan: CommitPlan, known: StoreWrites.Known?,
+         overlapping: Bool) {
         self.store = store
         self.save = save
         self.plan = plan
         self.known = known
+        self.overlapping = overlapping
     }
 }

@@ -397,13 +397,14 @@ extension ManagedObjectContext {
 
     /// After `plan`, the resolved form of `save`, was written: clears the change sets, calls
     /// `didSave()` and tells observers (``didCommit(inserted:updated:deleted:versionBump:insertedArePlain:insertedSet:leftOut:)``),
-    /// and lets go of objects deleted elsewhere.
-    func finishCommit(_ save: PreparedSave, _ plan: CommitPlan) {
+    /// and lets go of objects deleted elsewhere. `ownsChangeSets`: see ``didCommit(inserted:updated:deleted:versionBump:insertedArePlain:insertedSet:leftOut:ownsChangeSets:)``.
+    func finishCommit(_ save: PreparedSave, _ plan: CommitPlan, ownsChangeSets: Bool = true) {
         // Conflict resolution only ever drops inserted objects: the same count is the same set.
         didCommit(inserted: plan.inserted, updated: plan.updated,
                   deleted: plan.alreadyDeleted.isEmpty ? plan.deleted : plan.deleted + plan.alreadyDeleted, versionBump: true,
                   insertedArePlain: save.insertedArePlain, insertedSet: plan.inserted.count == save.inserted.count ? save.insertedSet : nil,
-                  leftOut: Self.objectsLeftOut(of: plan, inserted: save.inserted, updated: save.updated, deleted: save.deleted))
+                  leftOut: Self.objectsLeftOut(of: plan, inserted: save.inserted, updated: save.updated, deleted: save.deleted),
+                  ownsChangeSets: ownsChangeSets)
         forgetVanished(plan.vanished)
     }
 
@@ -514,9 +515,12 @@ extension ManagedObjectContext {
     /// `insertedArePlain`: every object of `inserted` is a `ManagedObject` itself, whose
     /// `didSave()` does nothing (as ``InsertedObjects/undeleted()`` found at the save's start;
     /// `inserted` is those objects, or fewer). `insertedSet`, when given, is `Set(inserted)`
-    /// built already.
+    /// built already. `ownsChangeSets` false: the save's objects were taken out of the change
+    /// sets when its write was queued (``saveQueued(overlapping:completion:)``), and what the
+    /// sets hold now belongs to later changes; they are left as they are.
     func didCommit(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], versionBump: Bool,
-                   insertedArePlain: Bool, insertedSet: Set<ManagedObject>? = nil, leftOut: [ManagedObject] = []) {
+                   insertedArePlain: Bool, insertedSet: Set<ManagedObject>? = nil, leftOut: [ManagedObject] = [],
+                   ownsChangeSets: Bool = true) {
         // The settings read once, under one lock.
         let (contextName, author, isRoot, coordinator, hasChildren, posts) = settings.withLock {
             ($0.name, $0.transactionAuthor, $0.parent == nil, $0.coordinator, !$0.children.isEmpty, $0.postsNotifications)
@@ -558,7 +562,9 @@ extension ManagedObjectContext {
         // Inserted objects deleted before the save are let go of. `inserted` comes from
         // `insertedInOrder`: when it holds every object there and none of them is deleted, there
         // is none, and the objects (out of cache after a large save) are not read again.
-        if anyInsertedDeleted || insertedInOrder.count != inserted.count {
+        if !ownsChangeSets {
+            // Taken out of the sets when the save was queued: nothing of theirs is left there.
+        } else if anyInsertedDeleted || insertedInOrder.count != inserted.count {
             var anyUnsaved = false
             for object in insertedInOrder.objects {
                 if object._isDeleted {
@@ -578,8 +584,12 @@ extension ManagedObjectContext {
         } else {
             insertedInOrder.removeAll()
         }
-        Self.clearChangeSet(&deletedByID)
-        Self.clearChangeSet(&changedByID)
+        if ownsChangeSets {
+            // Objects an overlapping save put back in front were saved with the rest.
+            takenBackInFront = 0
+            Self.clearChangeSet(&deletedByID)
+            Self.clearChangeSet(&changedByID)
+        }
         // `ManagedObject`'s own didSave() does nothing: the pass is skipped when no object is
         // of a subclass.
         if !insertedArePlain { for object in inserted { object.didSave() } }

@@ -70,6 +70,12 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// the objects other than inserted ones reported changed since the round began, in order,
     /// once per change; `nil` at other times, when nothing is noted.
     @exclusivity(unchecked) var willSaveChanges: [ManagedObject]?
+    /// How many saves queued with ``saveQueued(overlapping:completion:)`` took their objects
+    /// out of the change sets and are still to finish.
+    @exclusivity(unchecked) var overlappingSaves = 0
+    /// How many objects at the front of `insertedInOrder` overlapping saves that failed put
+    /// back while later ones were still to finish; 0 once none is.
+    @exclusivity(unchecked) var takenBackInFront = 0
 
     /// Creates a context of the given concurrency type. Set ``persistentStoreCoordinator`` or
     /// ``parent`` before using it.

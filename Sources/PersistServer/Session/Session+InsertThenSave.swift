@@ -15,42 +15,48 @@ extension Session {
     /// does for `get`).
     func insertThenSave(_ insert: WireRequest, _ save: WireRequest) -> [WireReply] {
         var replies: [WireReply] = []
-        insertThenSave(insert, save, queued: false) { replies = $0 }
-        // Not queued: the replies came back before insertThenSave(_:_:queued:then:) returned.
+        insertThenSave(insert, save, mode: .now) { replies = $0 }
+        // Not queued: the replies came back before insertThenSave(_:_:mode:then:) returned.
         return replies
     }
 
-    /// ``insertThenSave(_:_:)`` passing the two replies to `then`, on the context's queue;
-    /// `queued`: the save's write is queued for the store's group commit, and `then` runs once
-    /// it is done (see ``saveCounts(_:queued:then:)``), else before this returns.
-    func insertThenSave(_ insert: WireRequest, _ save: WireRequest, queued: Bool, then: @escaping ([WireReply]) -> Void) {
+    /// ``insertThenSave(_:_:)`` passing the two replies to `then`, on the context's queue,
+    /// saving as `mode` says: a queued save's `then` runs once its write is done (see
+    /// ``saveCounts(_:mode:then:)``), else before this returns. Returns whether the context may
+    /// be used before `then` runs.
+    @discardableResult
+    func insertThenSave(_ insert: WireRequest, _ save: WireRequest, mode: SaveMode, then: @escaping ([WireReply]) -> Void) -> Bool {
         Logger.daemon.log(.debug, "request", [.requestID(insert.id.encoded), .op(insert.op)] + LogField.peer(peer))
         Logger.daemon.log(.debug, "request", [.requestID(save.id.encoded), .op(save.op)] + LogField.peer(peer))
         let access = self.access()
         guard access.allows(insert.op), access.allows(save.op) else {
-            return then([checkedWriteReply(insert), checkedWriteReply(save)])
+            then([checkedWriteReply(insert), checkedWriteReply(save)])
+            return true
         }
         // The save's write is expected from the insert on: a group committing meanwhile waits
         // for it a little (Session+Save.swift).
-        expectingWrite { insertedThenSaved(insert, save, queued: queued, then: then) }
+        return expectingWrite { insertedThenSaved(insert, save, mode: mode, then: then) }
     }
 
-    /// ``insertThenSave(_:_:queued:then:)`` once access is granted.
-    private func insertedThenSaved(_ insert: WireRequest, _ save: WireRequest, queued: Bool, then: @escaping ([WireReply]) -> Void) {
-        // A change starting on a context with none pending starts a transaction: read fresh.
-        if !context.hasChanges { context.reset() }
+    /// ``insertThenSave(_:_:mode:then:)`` once access is granted.
+    private func insertedThenSaved(_ insert: WireRequest, _ save: WireRequest, mode: SaveMode, then: @escaping ([WireReply]) -> Void) -> Bool {
+        // A change starting on a context with none pending (and no save of its own in flight)
+        // starts a transaction: read fresh.
+        if !context.hasChanges && !context.hasOverlappingSaves { context.reset() }
         let object: ManagedObject
         do {
             object = try insertedObject(insert.body)
         } catch {
-            return then([.failure(id: insert.id, error: error), Self.reply(save) { () throws(WireError) in try self.save(save.body) }])
+            // The save saves what is pending, if anything (nothing, when the context was clean).
+            return grantedSaveReply(save, mode: mode == .now ? .now : .queued) { then([.failure(id: insert.id, error: error), $0]) }
         }
         // The reply's object is written now, as inserted (version 0), all but its ID, which is
         // written in front of it once it is the permanent one.
         var afterID: [UInt8] = []
         afterID.reserveCapacity(256)
         WireObjectWriter.write(object, afterIDWith: nil, to: &afterID)
-        saveCounts(save.body, queued: queued) { [self] outcome in
+        let queued = mode != .now
+        return saveCounts(save.body, mode: mode) { [self] outcome in
             let saveReply: WireReply
             switch outcome {
             case .success(let counts): saveReply = .encodedSuccess(id: save.id, result: Self.saveResult(counts))
@@ -89,21 +95,5 @@ extension Session {
             return .failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op))
         }
         return Self.reply(request) { () throws(WireError) in try self.writeOp(request) }
-    }
-}
-
-/// Work for a session context's queue, handed to `perform`: the closure holds the context's
-/// objects, which are not `Sendable`.
-private final class ContextQueueWork: @unchecked Sendable {
-    // @unchecked Sendable: `body` is made on the context's queue and run only there (directly,
-    // or by the context's `perform`); no other thread touches it.
-    private let body: () -> Void
-
-    init(_ body: @escaping () -> Void) {
-        self.body = body
-    }
-
-    func run() {
-        body()
     }
 }

@@ -15,8 +15,8 @@ extension Session {
     /// caller's ``expectingWrite(adoptingAnnouncement:_:)``: `save` or an `insert`+`save` unit).
     func saveCounts(_ body: JSON) throws(WireError) -> SaveCounts {
         var outcome: Result<SaveCounts, WireError>?
-        saveCounts(body, queued: false) { outcome = $0 }
-        // Not queued: the save ran, and called back, before saveCounts(_:queued:then:) returned.
+        saveCounts(body, mode: .now) { outcome = $0 }
+        // Not queued: the save ran, and called back, before saveCounts(_:mode:then:) returned.
         guard let outcome else { preconditionFailure("Session: a save that is not queued called back late") }
         return try outcome.get()
     }
@@ -24,18 +24,32 @@ extension Session {
     /// How many objects a save inserted, updated and deleted.
     typealias SaveCounts = (inserted: Int, updated: Int, deleted: Int)
 
+    /// How ``saveCounts(_:mode:then:)`` saves.
+    enum SaveMode {
+        /// `ManagedObjectContext.save()`: done when the call returns.
+        case now
+        /// The write queued for the store's group commit (`ManagedObjectContext.saveQueued`);
+        /// the context is the save's until it is done.
+        case queued
+        /// Queued, and, when it saves new objects alone, overlapping the context's later work
+        /// (`saveQueued(overlapping: true)`; not with a `mergePolicy` of its own, which holds
+        /// until the save is done).
+        case overlapping
+    }
+
     /// Runs `save` and passes how many objects it inserted, updated and deleted, or why it
-    /// failed, to `then`, on the context's queue. `queued`: the context's write is queued for
-    /// the store's group commit (`ManagedObjectContext.saveQueued`) and this returns before it
-    /// is done; `then` runs once it is, from the committer's thread, and until then the session
-    /// holds off its `close` (``closeAfterQueuedSave``). Otherwise `then` runs before this
-    /// returns.
-    func saveCounts(_ body: JSON, queued: Bool, then: @escaping (Result<SaveCounts, WireError>) -> Void) {
+    /// failed, to `then`, on the context's queue. A queued save (`mode`) returns before its
+    /// write is done; `then` runs once it is, from the committer's thread, and until then the
+    /// session holds off its `close` (``close(completion:)``). Returns whether the context may
+    /// be used before `then` runs: `then` ran already, or the save overlaps (see ``SaveMode``).
+    @discardableResult
+    func saveCounts(_ body: JSON, mode: SaveMode, then: @escaping (Result<SaveCounts, WireError>) -> Void) -> Bool {
         let policy: MergePolicy?
         do throws(WireError) {
             policy = try Self.mergePolicy(RequestFields(body, op: "save"))
         } catch {
-            return then(.failure(error))
+            then(.failure(error))
+            return true
         }
         let configured = context.mergePolicy
         if let policy { context.mergePolicy = policy }
@@ -43,7 +57,7 @@ extension Session {
         let counts = context.changeCounts
         let finish = { [self] (error: (any Error)?) in
             // The policy applies until the save, conflicts resolved, is done.
-            context.mergePolicy = configured
+            if policy != nil { context.mergePolicy = configured }
             if let error { return then(.failure(WireError(persistenceError: error))) }
             if counts.inserted + counts.updated + counts.deleted > 0 {
                 state.statistics.saves.add(1, ordering: .relaxed)
@@ -52,36 +66,58 @@ extension Session {
             }
             then(.success(counts))
         }
-        guard queued else {
+        guard mode != .now else {
             do {
                 try context.save()
                 finish(nil)
             } catch {
                 finish(error)
             }
-            return
+            return true
         }
-        queuedSave.withLock { $0.inFlight = true }
-        context.saveQueued { [self] error in
-            let close = queuedSave.withLock { state in
-                state.inFlight = false
-                defer { state.closeAfter = nil }
-                return state.closeAfter
-            }
+        holdCloses()
+        return context.saveQueued(overlapping: mode == .overlapping && policy == nil) { [self] error in
             finish(error)
-            close?()
+            releaseCloses()
         }
     }
 
-    /// The reply to a `save` that is the last request of a batch of writes: its write is queued
-    /// (``saveCounts(_:queued:then:)``), and `then` gets the reply once it is done.
-    func queuedSaveReply(_ request: WireRequest, then: @escaping (WireReply) -> Void) {
+    /// Holds off the session's `close` until ``releaseCloses()``: a queued save, or a batch
+    /// that may wait for one, is in flight (``queuedSave``).
+    func holdCloses() {
+        queuedSave.withLock { $0.inFlight += 1 }
+    }
+
+    /// Ends one ``holdCloses()``; the last runs the `close` that came meanwhile, if any, on
+    /// the calling thread (the context's queue).
+    func releaseCloses() {
+        let close = queuedSave.withLock { state -> (() -> Void)? in
+            state.inFlight -= 1
+            guard state.inFlight == 0 else { return nil }
+            defer { state.closeAfter = nil }
+            return state.closeAfter
+        }
+        close?()
+    }
+
+    /// The reply to a `save` of a batch of writes, saved as `mode` says
+    /// (``saveCounts(_:mode:then:)``): `then` gets it once the save is done. Returns whether
+    /// the context may be used before `then` runs.
+    @discardableResult
+    func saveReply(_ request: WireRequest, mode: SaveMode, then: @escaping (WireReply) -> Void) -> Bool {
         guard access().allows(request.op) else {
-            return then(.failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op)))
+            then(.failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op)))
+            return true
         }
         Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
+        return grantedSaveReply(request, mode: mode, then: then)
+    }
+
+    /// ``saveReply(_:mode:then:)`` once access is granted and the request logged.
+    @discardableResult
+    func grantedSaveReply(_ request: WireRequest, mode: SaveMode, then: @escaping (WireReply) -> Void) -> Bool {
         expectingWrite {
-            saveCounts(request.body, queued: true) { outcome in
+            saveCounts(request.body, mode: mode) { outcome in
                 switch outcome {
                 case .success(let counts): then(.encodedSuccess(id: request.id, result: Self.saveResult(counts)))
                 case .failure(let error): then(.failure(id: request.id, error: error))

@@ -44,16 +44,19 @@ public final class Session: Sendable {
     /// value pairs a generation with the access decided under it (read together under the
     /// state's lock), so a value written late by a slower thread is at worst decided again.
     private let admission = Atomic<UInt64>(.max)
-    /// Whether a save of the context is queued for the store's group commit and not done yet,
-    /// and the session's `close` held off until it is (``close(completion:)``): the context's
-    /// queue is free meanwhile, but its objects are between the save's two halves.
+    /// Whether saves of the context are queued for the store's group commit and not done yet,
+    /// or a batch of writes waits for them, and the session's `close` held off until none is
+    /// (``close(completion:)``): the context's queue is free meanwhile, but its objects are
+    /// between a save's two halves, and the batch has requests still to run.
     let queuedSave = Locked<QueuedSaveState>(QueuedSaveState())
 
     /// See ``queuedSave``.
     struct QueuedSaveState {
-        var inFlight = false
-        /// The close that came while a queued save was in flight; run on the context's queue
-        /// once it is done.
+        /// How many queued saves, and batches of writes, are in flight
+        /// (``holdCloses()``).
+        var inFlight = 0
+        /// The close that came while queued saves were in flight; run on the context's queue
+        /// once the last is done.
         var closeAfter: (() -> Void)?
     }
 
@@ -208,46 +211,22 @@ public final class Session: Sendable {
     }
 
     /// Whether the writes `requests` run their first part on the calling thread (an event
-    /// loop's), rather than in a hop to the context's queue: an `insert`+`save` unit alone, on
-    /// a context with no pending changes whose saves are queued for the store's group commit.
-    /// Nothing of it then waits: the insert and the save's first half (`willSave()`,
-    /// validation, the rows) only compute, and read the store at most; the write is queued, and
-    /// its reply comes back from the committer once committed. (A failed insert leaves the save
-    /// nothing to write; a failed save takes the insert's ID in a hop of its own.) A synchronous
-    /// hop runs on the calling thread when the context's queue is free: no thread is woken.
+    /// loop's), rather than in a hop to the context's queue: `insert`+`save` units alone, on a
+    /// context with no pending changes whose saves are queued for the store's group commit.
+    /// Nothing of it then waits: each insert and its save's first half (`willSave()`,
+    /// validation, the rows) only compute, and read the store at most; the writes are queued
+    /// (overlapping, Session+WriteBatch.swift), and the replies come back from the committer
+    /// once committed. (A failed insert leaves its save nothing to write; a failed save takes
+    /// the insert's ID in a hop of its own; a unit that cannot overlap the one before it waits
+    /// for it, and the batch goes on in a hop.) A synchronous hop runs on the calling thread
+    /// when the context's queue is free: no thread is woken.
     private func startsOnCallingThread(_ requests: [WireRequest]) -> Bool {
-        requests.count == 2 && requests[0].op == "insert" && requests[1].op == "save"
-            && !hasPendingChanges.load(ordering: .acquiring) && context.queuesSaves
-    }
-
-    /// Runs the writes `requests` in order on the session's context and passes their replies to
-    /// `then`, on the context's queue. The save that ends the batch (a `save`, or an
-    /// `insert`+`save` unit) is queued for the store's group commit, so the context's thread is
-    /// free while it commits, and `then` runs once it is done; the saves before it run one
-    /// after the other as usual.
-    private func writeReplies(_ requests: [WireRequest], then: @escaping ([WireReply]) -> Void) {
-        var replies: [WireReply] = []
-        replies.reserveCapacity(requests.count)
-        var index = 0
-        while index < requests.count {
-            let request = requests[index]
-            // An insert saved at once shares the save's transaction (Session+InsertThenSave.swift).
-            if request.op == "insert", index + 1 < requests.count, requests[index + 1].op == "save" {
-                if index + 2 == requests.count {
-                    return insertThenSave(request, requests[index + 1], queued: true) { [replies] unit in then(replies + unit) }
-                }
-                replies.append(contentsOf: insertThenSave(request, requests[index + 1]))
-                index += 2
-                continue
-            }
-            if request.op == "save", index + 1 == requests.count {
-                return queuedSaveReply(request) { [replies] reply in then(replies + [reply]) }
-            }
-            Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
-            replies.append(checkedWriteReply(request))
-            index += 1
+        guard requests.count % 2 == 0 else { return false }
+        for index in stride(from: 0, to: requests.count, by: 2)
+        where requests[index].op != "insert" || requests[index + 1].op != "save" {
+            return false
         }
-        then(replies)
+        return !hasPendingChanges.load(ordering: .acquiring) && context.queuesSaves
     }
 
     /// Answers the reads `requests` in one hop to the read context: the connection's own while
@@ -360,9 +339,10 @@ public final class Session: Sendable {
                 hasPendingChanges.store(false, ordering: .releasing)
                 completion()
             }
-            // A queued save in flight finishes first (it runs the close when it is done).
+            // Queued saves and batches in flight finish first (the last runs the close when
+            // it is done).
             let held = queuedSave.withLock { state -> Bool in
-                guard state.inFlight else { return false }
+                guard state.inFlight > 0 else { return false }
                 state.closeAfter = close
                 return true
             }

@@ -1,0 +1,32 @@
+/// The writes of one batch on their way through a session's context
+/// (``Session/writeReplies(_:then:)``).
+final class WriteBatch {
+    /// The batch's requests.
+    let requests: [WireRequest]
+    /// The replies so far, by request.
+    var replies: [WireReply?]
+    /// The first request not started.
+    var next = 0
+    /// How many saves (and `insert`+`save` units) started and not yet answered.
+    var inFlight = 0
+    /// Whether ``Session`` is running the batch's requests in a loop right now.
+    var isAdvancing = false
+    /// Gets the replies once every request is answered.
+    private let then: ([WireReply]) -> Void
+
+    /// A batch of `requests`, none started yet.
+    init(_ requests: [WireRequest], then: @escaping ([WireReply]) -> Void) {
+        self.requests = requests
+        self.replies = Array(repeating: nil, count: requests.count)
+        self.then = then
+    }
+
+    /// Passes the replies on: every request has one.
+    func finish() {
+        then(replies.map { reply in
+            // Each request is answered before the batch finishes (Session.advance(_:)).
+            guard let reply else { preconditionFailure("WriteBatch: a request finished without a reply") }
+            return reply
+        })
+    }
+}
