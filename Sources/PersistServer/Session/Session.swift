@@ -189,8 +189,9 @@ public final class Session: Sendable {
 
     /// Runs the writes `requests` in order in one asynchronous hop to the session's context
     /// (see ``handle(_:completion:)`` for why writes go asynchronously). Each write succeeds or
-    /// fails on its own, exactly as when they come one by one: a failed one does not stop the
-    /// ones after it.
+    /// fails on its own, as when they come one by one: a failed one does not stop the ones
+    /// after it (an `insert`+`save` unit started while a failed one was in flight does not
+    /// save the failed one's objects, ``writeReplies(_:then:)``).
     private func write(_ requests: [WireRequest], completion: @escaping @Sendable ([WireReply]) -> Void) {
         let context = self.context
         // A save among them is expected by the group commit from now on (Session+Save.swift).
