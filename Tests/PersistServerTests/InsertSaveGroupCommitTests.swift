@@ -47,6 +47,21 @@ struct InsertSaveGroupCommitTests {
         return ("insert", .object([JSON.Member("entity", .string("Beer")), JSON.Member("values", .object(values))]))
     }
 
+    /// Holds `store`'s commit queue (its leadership, without its connection) on another thread,
+    /// in `group`, until `release` is signalled, so that the writes submitted meanwhile wait for
+    /// the next group; returns once the hold leads the queue (false after 30 s without).
+    static func holdQueue(of store: SQLiteStore, until release: DispatchSemaphore, in group: DispatchGroup) -> Bool {
+        let leading = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async(group: group) {
+            let hold = SQLiteCommitQueue.Write(what: "holding the queue") { _ in }
+            try? store.commitQueue.submit(hold) { _ in
+                leading.signal()
+                release.wait()
+            }
+        }
+        return leading.wait(timeout: .now() + 30) == .success
+    }
+
     static func objectID(_ reply: JSON) -> String? {
         reply["result"]?["object"]?["id"]?.stringValue
     }
@@ -129,17 +144,8 @@ struct InsertSaveGroupCommitTests {
             let writers = (0..<sessions).map { Session(state: state, peer: Self.root, name: "writer \($0)") }
             let before = store.groupCommitCounters
             // Hold the queue's leadership so that every session's save waits for the next group.
-            let release = DispatchSemaphore(value: 0)
-            let leading = DispatchSemaphore(value: 0)
-            let holder = DispatchGroup()
-            DispatchQueue.global().async(group: holder) {
-                let hold = SQLiteCommitQueue.Write(what: "holding the queue") { _ in }
-                try? store.commitQueue.submit(hold) { _ in
-                    leading.signal()
-                    release.wait()
-                }
-            }
-            #expect(leading.wait(timeout: .now() + 30) == .success)
+            let release = DispatchSemaphore(value: 0), holder = DispatchGroup()
+            #expect(Self.holdQueue(of: store, until: release, in: holder))
 
             let replies = Locked<[Int: [[JSON]]]>([:])
             let done = DispatchGroup()

@@ -13,18 +13,15 @@ import Testing
 struct OverlappingSaveSessionTests {
     typealias T = InsertSaveGroupCommitTests
 
-    /// Holds `store`'s commit queue on another thread until `release` is signalled; returns
-    /// once the hold leads the queue.
-    static func hold(_ store: SQLiteStore, release: DispatchSemaphore, in group: DispatchGroup) -> Bool {
-        let leading = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async(group: group) {
-            let hold = SQLiteCommitQueue.Write(what: "holding the queue") { _ in }
-            try? store.commitQueue.submit(hold) { _ in
-                leading.signal()
-                release.wait()
-            }
-        }
-        return leading.wait(timeout: .now() + 30) == .success
+    /// Saves a beer named "Seed" through `writer`; its ID.
+    static func seed(_ writer: Session) throws -> String {
+        let seeded = try T.ask(writer, T.requests([T.insertBeer("Seed"), ("save", [:])]))
+        return try #require(T.objectID(seeded[0]))
+    }
+
+    /// An `update` of the object `id` to the name `name`.
+    static func rename(_ id: String, to name: String) -> (String, JSON) {
+        ("update", .object([JSON.Member("object", .string(id)), JSON.Member("values", .object([JSON.Member("name", .string(name))]))]))
     }
 
     /// The `name` of each object `ids` names, read by a new session.
@@ -43,7 +40,7 @@ struct OverlappingSaveSessionTests {
         try T.withState { state, store in
             let writer = Session(state: state, peer: T.root, name: "writer")
             let release = DispatchSemaphore(value: 0), holder = DispatchGroup()
-            #expect(Self.hold(store, release: release, in: holder))
+            #expect(T.holdQueue(of: store, until: release, in: holder))
             let before = store.groupCommitCounters
             let names = (0..<16).map { "Pipelined \($0)" }
             let replies = Locked<[JSON]?>(nil)
@@ -82,13 +79,11 @@ struct OverlappingSaveSessionTests {
     @Test func anUpdateInTheMiddleWaitsForTheSavesBeforeIt() throws {
         try T.withState { state, store in
             let writer = Session(state: state, peer: T.root, name: "writer")
-            let seeded = try T.ask(writer, T.requests([T.insertBeer("Seed"), ("save", [:])]))
-            let seed = try #require(T.objectID(seeded[0]))
+            let seed = try Self.seed(writer)
             let release = DispatchSemaphore(value: 0), holder = DispatchGroup()
-            #expect(Self.hold(store, release: release, in: holder))
+            #expect(T.holdQueue(of: store, until: release, in: holder))
 
-            let update = ("update", JSON.object([JSON.Member("object", .string(seed)),
-                                                 JSON.Member("values", .object([JSON.Member("name", .string("Seed, renamed"))]))]))
+            let update = Self.rename(seed, to: "Seed, renamed")
             let replies = Locked<[JSON]?>(nil)
             let done = DispatchSemaphore(value: 0)
             writer.handle(T.requests([T.insertBeer("Before"), ("save", [:]), update, ("save", [:]),
@@ -119,7 +114,7 @@ struct OverlappingSaveSessionTests {
         try T.withState { state, store in
             let writer = Session(state: state, peer: T.root, name: "writer")
             let release = DispatchSemaphore(value: 0), holder = DispatchGroup()
-            #expect(Self.hold(store, release: release, in: holder))
+            #expect(T.holdQueue(of: store, until: release, in: holder))
             let names = (0..<4).map { "Closing \($0)" }
             let events = Locked<[String]>([])
             let replies = Locked<[JSON]>([])
@@ -156,12 +151,10 @@ struct OverlappingSaveSessionTests {
     @Test func aCloseWaitsForTheRestOfTheBatch() throws {
         try T.withState { state, store in
             let writer = Session(state: state, peer: T.root, name: "writer")
-            let seeded = try T.ask(writer, T.requests([T.insertBeer("Seed"), ("save", [:])]))
-            let seed = try #require(T.objectID(seeded[0]))
+            let seed = try Self.seed(writer)
             let release = DispatchSemaphore(value: 0), holder = DispatchGroup()
-            #expect(Self.hold(store, release: release, in: holder))
-            let update = ("update", JSON.object([JSON.Member("object", .string(seed)),
-                                                 JSON.Member("values", .object([JSON.Member("name", .string("Seed, renamed"))]))]))
+            #expect(T.holdQueue(of: store, until: release, in: holder))
+            let update = Self.rename(seed, to: "Seed, renamed")
             let events = Locked<[String]>([])
             let replies = Locked<[JSON]>([])
             let done = DispatchGroup()

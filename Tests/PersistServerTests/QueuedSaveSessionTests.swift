@@ -25,16 +25,8 @@ struct QueuedSaveSessionTests {
         try T.withState { state, store in
             let writer = Session(state: state, peer: T.root, name: "writer")
             // Hold the queue's leadership, so the save waits for the next group.
-            let release = DispatchSemaphore(value: 0), leading = DispatchSemaphore(value: 0)
-            let holder = DispatchGroup()
-            DispatchQueue.global().async(group: holder) {
-                let hold = SQLiteCommitQueue.Write(what: "holding the queue") { _ in }
-                try? store.commitQueue.submit(hold) { _ in
-                    leading.signal()
-                    release.wait()
-                }
-            }
-            #expect(leading.wait(timeout: .now() + 30) == .success)
+            let release = DispatchSemaphore(value: 0), holder = DispatchGroup()
+            #expect(T.holdQueue(of: store, until: release, in: holder))
 
             let events = Locked<[String]>([])
             let replies = Locked<[JSON]>([])
@@ -78,16 +70,8 @@ struct QueuedSaveSessionTests {
         try T.withState { state, store in
             let writer = Session(state: state, peer: T.root, name: "writer")
             _ = try T.ask(writer, T.requests([T.insertBeer("Heady Topper")]))
-            let release = DispatchSemaphore(value: 0), leading = DispatchSemaphore(value: 0)
-            let holder = DispatchGroup()
-            DispatchQueue.global().async(group: holder) {
-                let hold = SQLiteCommitQueue.Write(what: "holding the queue") { _ in }
-                try? store.commitQueue.submit(hold) { _ in
-                    leading.signal()
-                    release.wait()
-                }
-            }
-            #expect(leading.wait(timeout: .now() + 30) == .success)
+            let release = DispatchSemaphore(value: 0), holder = DispatchGroup()
+            #expect(T.holdQueue(of: store, until: release, in: holder))
             let reply = Locked<JSON?>(nil)
             let done = DispatchSemaphore(value: 0)
             writer.handle(T.requests([("save", [:])])) { answers in
