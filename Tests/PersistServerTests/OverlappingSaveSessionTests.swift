@@ -116,28 +116,17 @@ struct OverlappingSaveSessionTests {
             let release = DispatchSemaphore(value: 0), holder = DispatchGroup()
             #expect(T.holdQueue(of: store, until: release, in: holder))
             let names = (0..<4).map { "Closing \($0)" }
-            let events = Locked<[String]>([])
-            let replies = Locked<[JSON]>([])
-            let done = DispatchGroup()
-            done.enter()
-            writer.handle(T.requests(names.flatMap { [T.insertBeer($0), ("save", JSON.object([]))] })) { answers in
-                replies.withLock { $0 = answers.map(\.json) }
-                events.withLock { $0.append("replied") }
-                done.leave()
-            }
+            let race = BatchAndClose()
+            race.send(T.requests(names.flatMap { [T.insertBeer($0), ("save", JSON.object([]))] }), to: writer)
             #expect(QueuedSaveSessionTests.eventually { store.commitQueue.waitingCount == 4 })
-            done.enter()
-            writer.close {
-                events.withLock { $0.append("closed") }
-                done.leave()
-            }
+            race.close(writer)
             writer.context.performAndWait {}
-            #expect(events.withLock { $0 }.isEmpty)
+            #expect(race.events.withLock { $0 }.isEmpty)
             release.signal()
-            #expect(done.wait(timeout: .now() + 30) == .success)
+            #expect(race.wait())
             #expect(holder.wait(timeout: .now() + 30) == .success)
-            #expect(events.withLock { $0 } == ["replied", "closed"])
-            let answers = replies.withLock { $0 }
+            #expect(race.events.withLock { $0 } == ["replied", "closed"])
+            let answers = race.replies.withLock { $0 }
             let ids = stride(from: 0, to: answers.count, by: 2).compactMap { T.objectID(answers[$0]) }
             #expect(ids.count == 4)
             let read = try Self.names(ids, state: state)
@@ -155,27 +144,16 @@ struct OverlappingSaveSessionTests {
             let release = DispatchSemaphore(value: 0), holder = DispatchGroup()
             #expect(T.holdQueue(of: store, until: release, in: holder))
             let update = Self.rename(seed, to: "Seed, renamed")
-            let events = Locked<[String]>([])
-            let replies = Locked<[JSON]>([])
-            let done = DispatchGroup()
-            done.enter()
-            writer.handle(T.requests([T.insertBeer("First"), ("save", [:]), update, ("save", [:])])) { answers in
-                replies.withLock { $0 = answers.map(\.json) }
-                events.withLock { $0.append("replied") }
-                done.leave()
-            }
+            let race = BatchAndClose()
+            race.send(T.requests([T.insertBeer("First"), ("save", [:]), update, ("save", [:])]), to: writer)
             #expect(QueuedSaveSessionTests.eventually { store.commitQueue.waitingCount == 1 })
-            done.enter()
-            writer.close {
-                events.withLock { $0.append("closed") }
-                done.leave()
-            }
+            race.close(writer)
             writer.context.performAndWait {}
             release.signal()
-            #expect(done.wait(timeout: .now() + 30) == .success)
+            #expect(race.wait())
             #expect(holder.wait(timeout: .now() + 30) == .success)
-            #expect(events.withLock { $0 } == ["replied", "closed"])
-            let answers = replies.withLock { $0 }
+            #expect(race.events.withLock { $0 } == ["replied", "closed"])
+            let answers = race.replies.withLock { $0 }
             #expect(answers.map { $0["ok"] } == Array(repeating: JSON.bool(true), count: 4), "\(answers)")
             let read = try Self.names([seed], state: state)
             #expect(read == ["Seed, renamed"])

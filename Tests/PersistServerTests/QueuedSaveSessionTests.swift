@@ -28,33 +28,22 @@ struct QueuedSaveSessionTests {
             let release = DispatchSemaphore(value: 0), holder = DispatchGroup()
             #expect(T.holdQueue(of: store, until: release, in: holder))
 
-            let events = Locked<[String]>([])
-            let replies = Locked<[JSON]>([])
-            let done = DispatchGroup()
-            done.enter()
-            writer.handle(T.requests([T.insertBeer("Zombie Dust"), ("save", [:])])) { answers in
-                replies.withLock { $0 = answers.map(\.json) }
-                events.withLock { $0.append("replied") }
-                done.leave()
-            }
+            let race = BatchAndClose()
+            race.send(T.requests([T.insertBeer("Zombie Dust"), ("save", [:])]), to: writer)
             // A unit alone on a clean context ran its first half on this thread: the write is
             // queued by the time `handle` returned.
             #expect(store.commitQueue.waitingCount == 1)
             // The save is queued: the context's queue is free, and takes the close.
-            done.enter()
-            writer.close {
-                events.withLock { $0.append("closed") }
-                done.leave()
-            }
+            race.close(writer)
             // The close's hop ran before this one (one serial queue), and was held off.
             writer.context.performAndWait {}
-            #expect(events.withLock { $0 }.isEmpty)
+            #expect(race.events.withLock { $0 }.isEmpty)
 
             release.signal()
-            #expect(done.wait(timeout: .now() + 30) == .success)
+            #expect(race.wait())
             #expect(holder.wait(timeout: .now() + 30) == .success)
-            #expect(events.withLock { $0 } == ["replied", "closed"])
-            let answers = replies.withLock { $0 }
+            #expect(race.events.withLock { $0 } == ["replied", "closed"])
+            let answers = race.replies.withLock { $0 }
             #expect(answers.count == 2 && answers[1]["result"]?["inserted"] == .integer(1))
             let id = try #require(answers.first.flatMap(T.objectID))
             #expect(T.isPermanent(id), "\(id)")
