@@ -142,6 +142,53 @@ struct PipelinedBatchTests {
         #expect(try client.result(["op": "count", "entity": "Person"]) == ["count": .integer(Int64(2 * rounds))])
     }
 
+    @Test("pipelined insert+save pairs overlap: each answered in order with the ID its object keeps, a failing insert alone, every object saved, pairs sharing transactions")
+    func overlappingInsertSavePairs() throws {
+        let daemon = try DaemonHarness.start(["--max-queued", "1000"])
+        let client = try daemon.connect(), other = try daemon.connect()
+        let pairs = 120
+        // The pair whose insert fails (an unknown entity): its save has nothing to write.
+        let failing = 57
+        var lines: [String] = []
+        for index in 0..<pairs {
+            let entity = index == failing ? "Nobody" : "Beer"
+            lines.append(#"{"id":\#(2 * index),"op":"insert","entity":"\#(entity)","values":{"name":"b\#(index)","uuid":"\#(UUID().uuidString)"}}"#)
+            lines.append(#"{"id":\#(2 * index + 1),"op":"save"}"#)
+        }
+        try client.send(raw: Array((lines.joined(separator: "\n") + "\n").utf8))
+        var ids: [String] = []
+        for index in 0..<pairs {
+            let insert = try #require(try client.readLine(), "the insert reply of pair \(index) is missing")
+            let save = try #require(try client.readLine(), "the save reply of pair \(index) is missing")
+            #expect(insert["id"] == .integer(Int64(2 * index)) && save["id"] == .integer(Int64(2 * index + 1)), "pair \(index)")
+            if index == failing {
+                #expect(insert["error"]?.string("code") == "unknown_entity", "\(insert.encoded)")
+                #expect(save["result"] == ["inserted": 0, "updated": 0, "deleted": 0], "\(save.encoded)")
+                continue
+            }
+            #expect(save["result"] == ["inserted": 1, "updated": 0, "deleted": 0], "pair \(index): \(save.encoded)")
+            let id = insert["result"]?["object"]?.string("id") ?? ""
+            #expect(id.hasPrefix("x-coredata://") && id.contains("/Beer/p"), "pair \(index): \(insert.encoded)")
+            ids.append(id)
+        }
+        #expect(Set(ids).count == pairs - 1)
+        // Every object is saved under the ID its reply gave, for another connection.
+        let objects = try other.result(["op": "get", "ids": .array(ids.map(JSON.string))])["objects"]?.arrayValue ?? []
+        #expect(objects.map { $0["values"]?["name"]?.stringValue } == (0..<pairs).filter { $0 != failing }.map { "b\($0)" })
+        #expect(try other.result(["op": "count", "entity": "Beer"]) == ["count": .integer(Int64(pairs - 1))])
+        // The pairs' writes shared transactions: fewer transactions than writes.
+        #expect(daemon.stop() == 0)
+        let line = daemon.standardError.split(separator: "\n").first { $0.contains("group commit: ") }
+        let numbers = (line ?? "").split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        // "group commit: N writes in M transactions (largest L, F failed)"
+        #expect(numbers.count == 4, "\(daemon.standardError)")
+        if numbers.count == 4 {
+            #expect(numbers[0] == pairs - 1)
+            #expect(numbers[1] < numbers[0] && numbers[2] > 1, "\(line ?? "")")
+            #expect(numbers[3] == 0)
+        }
+    }
+
     @Test("a pipelined run of reads larger than --max-queued: too_many_requests beyond the limit, in order, then served again")
     func runBeyondTheLimit() throws {
         let daemon = try DaemonHarness.start(["--max-queued", "8"])
