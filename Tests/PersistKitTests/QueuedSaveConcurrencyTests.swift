@@ -191,7 +191,7 @@ struct QueuedSaveConcurrencyTests {
         let saved = DispatchSemaphore(value: 0)
         let failure = Locked<PersistenceError?>(nil)
         ours.performAndWait {
-            ours.saveQueued { error in
+            _ = ours.saveQueued { error in
                 failure.withLock { $0 = error as? PersistenceError }
                 saved.signal()
             }

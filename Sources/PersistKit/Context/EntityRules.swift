@@ -31,6 +31,8 @@ final class EntityRules: Sendable {
     let onlyRequiredSlots: [Int]?
     /// The entity's uniqueness constraints with its superentities' (checked at every save).
     let uniquenessConstraints: [[String]]
+    /// The slots that hold to-one relationships, in slot order.
+    let toOneSlots: [Int]
     /// Whether a slot is a to-one relationship: whether an object's values can name another
     /// object (what saves look for when new objects' temporary IDs are replaced).
     let hasToOne: Bool
@@ -54,7 +56,8 @@ final class EntityRules: Sendable {
             return isRequired || checked != nil ? Slot(index: index, property: property, isRequired: isRequired, checked: checked) : nil
         }
         uniquenessConstraints = entity.inheritedUniquenessConstraints
-        hasToOne = entity.slots.contains { $0 is RelationshipDescription }
+        toOneSlots = entity.slots.indices.filter { entity.slots[$0] is RelationshipDescription }
+        hasToOne = !toOneSlots.isEmpty
         toMany = entity.allProperties.compactMap { property in
             guard let relationship = property as? RelationshipDescription, relationship.isToMany, !relationship.isTransient else { return nil }
             return relationship

@@ -96,7 +96,7 @@ extension ManagedObjectContext {
                 // Under the error policy a clash fails the write and changes no object; another
                 // policy could merge the object into a stored one.
                 guard rules.uniquenessConstraints.isEmpty || mergePolicy == .error else { return false }
-                toOneSlots = rules.hasToOne ? object.entity.slots.indices.filter { object.entity.slots[$0] is RelationshipDescription } : []
+                toOneSlots = rules.toOneSlots
             }
             for slot in toOneSlots where slot < object.values.count && !object.values[slot].isNull { return false }
         }
@@ -109,10 +109,17 @@ extension ManagedObjectContext {
     /// Writes finish in the order they were queued: the objects of an earlier save that failed
     /// too, put back already, stay in front of these (``takenBackInFront``).
     private func takeBack(_ queued: QueuedSave) {
-        overlappingSaves -= 1
         let position = min(takenBackInFront, insertedInOrder.count)
         insertedInOrder.insert(queued.save.inserted, at: position)
-        takenBackInFront = overlappingSaves == 0 ? 0 : position + queued.save.inserted.count
+        takenBackInFront = position + queued.save.inserted.count
+        overlappingSaveEnded()
+    }
+
+    /// Counts one overlapping save as finished, written or taken back; with none left, no
+    /// object in front of `insertedInOrder` is a taken-back one still to keep in order.
+    private func overlappingSaveEnded() {
+        overlappingSaves -= 1
+        if overlappingSaves == 0 { takenBackInFront = 0 }
     }
 
     /// Whether ``saveQueued(overlapping:completion:)`` queues this context's writes: it is a root context
@@ -147,10 +154,7 @@ extension ManagedObjectContext {
         case .success(let assigned):
             // The new objects' permanent IDs, valid now that the store committed them.
             remapIDs(of: queued.insertedObjects, to: assigned, allRegistered: true)
-            if queued.overlapping {
-                overlappingSaves -= 1
-                if overlappingSaves == 0 { takenBackInFront = 0 }
-            }
+            if queued.overlapping { overlappingSaveEnded() }
             finishCommit(queued.save, queued.plan, ownsChangeSets: !queued.overlapping)
             completion(nil)
         case .failure(let error):

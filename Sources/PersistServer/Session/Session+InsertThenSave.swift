@@ -13,17 +13,10 @@ extension Session {
     /// its permanent ID then, exactly as a lone `insert` would have. The replies are the same
     /// bytes either way, written straight into bytes (no `JSON` tree, as ``WireObjectWriter``
     /// does for `get`).
-    func insertThenSave(_ insert: WireRequest, _ save: WireRequest) -> [WireReply] {
-        var replies: [WireReply] = []
-        insertThenSave(insert, save, mode: .now) { replies = $0 }
-        // Not queued: the replies came back before insertThenSave(_:_:mode:then:) returned.
-        return replies
-    }
-
-    /// ``insertThenSave(_:_:)`` passing the two replies to `then`, on the context's queue,
-    /// saving as `mode` says: a queued save's `then` runs once its write is done (see
-    /// ``saveCounts(_:mode:then:)``), else before this returns. Returns whether the context may
-    /// be used before `then` runs.
+    ///
+    /// The two replies go to `then`, on the context's queue; the save is made as `mode` says: a
+    /// queued save's `then` runs once its write is done (see ``saveCounts(_:mode:then:)``), else
+    /// before this returns. Returns whether the context may be used before `then` runs.
     @discardableResult
     func insertThenSave(_ insert: WireRequest, _ save: WireRequest, mode: SaveMode, then: @escaping ([WireReply]) -> Void) -> Bool {
         Logger.daemon.log(.debug, "request", [.requestID(insert.id.encoded), .op(insert.op)] + LogField.peer(peer))

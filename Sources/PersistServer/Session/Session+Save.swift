@@ -39,9 +39,10 @@ extension Session {
 
     /// Runs `save` and passes how many objects it inserted, updated and deleted, or why it
     /// failed, to `then`, on the context's queue. A queued save (`mode`) returns before its
-    /// write is done; `then` runs once it is, from the committer's thread, and until then the
-    /// session holds off its `close` (``close(completion:)``). Returns whether the context may
-    /// be used before `then` runs: `then` ran already, or the save overlaps (see ``SaveMode``).
+    /// write is done; `then` runs once it is, from the committer's thread. Queued saves run only
+    /// in a batch of writes, which holds off the session's `close` until it is answered
+    /// (``writeReplies(_:then:)``). Returns whether the context may be used before `then`
+    /// runs: `then` ran already, or the save overlaps (see ``SaveMode``).
     @discardableResult
     func saveCounts(_ body: JSON, mode: SaveMode, then: @escaping (Result<SaveCounts, WireError>) -> Void) -> Bool {
         let policy: MergePolicy?
@@ -75,29 +76,7 @@ extension Session {
             }
             return true
         }
-        holdCloses()
-        return context.saveQueued(overlapping: mode == .overlapping && policy == nil) { [self] error in
-            finish(error)
-            releaseCloses()
-        }
-    }
-
-    /// Holds off the session's `close` until ``releaseCloses()``: a queued save, or a batch
-    /// that may wait for one, is in flight (``queuedSave``).
-    func holdCloses() {
-        queuedSave.withLock { $0.inFlight += 1 }
-    }
-
-    /// Ends one ``holdCloses()``; the last runs the `close` that came meanwhile, if any, on
-    /// the calling thread (the context's queue).
-    func releaseCloses() {
-        let close = queuedSave.withLock { state -> (() -> Void)? in
-            state.inFlight -= 1
-            guard state.inFlight == 0 else { return nil }
-            defer { state.closeAfter = nil }
-            return state.closeAfter
-        }
-        close?()
+        return context.saveQueued(overlapping: mode == .overlapping && policy == nil, completion: finish)
     }
 
     /// The reply to a `save` of a batch of writes, saved as `mode` says

@@ -14,15 +14,23 @@ extension Session {
     ///
     /// Each reply is the one the request would have had alone, with one difference when a
     /// write fails: a save queued behind a failed one does not save the failed one's objects,
-    /// which are pending again for the next save (docs/daemon.md, "Queued saves").
+    /// which are pending again for the next save (docs/daemon.md, "Overlapping saves").
     ///
     /// A `close` that comes while the batch waits for a save is held off until the batch is
-    /// answered: between two saves, too, the rest of the batch is still to run.
+    /// answered (``writeBatches``): its saves' objects are between their two halves, and,
+    /// between two saves, the rest of the batch is still to run.
     func writeReplies(_ requests: [WireRequest], then: @escaping ([WireReply]) -> Void) {
-        holdCloses()
+        writeBatches.withLock { $0.inFlight += 1 }
         advance(WriteBatch(requests) { [self] replies in
             then(replies)
-            releaseCloses()
+            // The last batch in flight runs the close that came meanwhile, if any.
+            let close = writeBatches.withLock { state -> (() -> Void)? in
+                state.inFlight -= 1
+                guard state.inFlight == 0 else { return nil }
+                defer { state.closeAfter = nil }
+                return state.closeAfter
+            }
+            close?()
         })
     }
 

@@ -44,19 +44,18 @@ public final class Session: Sendable {
     /// value pairs a generation with the access decided under it (read together under the
     /// state's lock), so a value written late by a slower thread is at worst decided again.
     private let admission = Atomic<UInt64>(.max)
-    /// Whether saves of the context are queued for the store's group commit and not done yet,
-    /// or a batch of writes waits for them, and the session's `close` held off until none is
-    /// (``close(completion:)``): the context's queue is free meanwhile, but its objects are
-    /// between a save's two halves, and the batch has requests still to run.
-    let queuedSave = Locked<QueuedSaveState>(QueuedSaveState())
+    /// Whether batches of writes are in flight (``writeReplies(_:then:)``), and the session's
+    /// `close` held off until none is (``close(completion:)``): while a batch waits for its
+    /// queued saves the context's queue is free, but the saves' objects are between their two
+    /// halves, and the batch has requests still to run.
+    let writeBatches = Locked<WriteBatchesState>(WriteBatchesState())
 
-    /// See ``queuedSave``.
-    struct QueuedSaveState {
-        /// How many queued saves, and batches of writes, are in flight
-        /// (``holdCloses()``).
+    /// See ``writeBatches``.
+    struct WriteBatchesState {
+        /// How many batches of writes are in flight.
         var inFlight = 0
-        /// The close that came while queued saves were in flight; run on the context's queue
-        /// once the last is done.
+        /// The close that came while batches were in flight; run on the context's queue once
+        /// the last is answered.
         var closeAfter: (() -> Void)?
     }
 
@@ -340,9 +339,9 @@ public final class Session: Sendable {
                 hasPendingChanges.store(false, ordering: .releasing)
                 completion()
             }
-            // Queued saves and batches in flight finish first (the last runs the close when
-            // it is done).
-            let held = queuedSave.withLock { state -> Bool in
+            // Batches of writes in flight finish first (the last runs the close when it is
+            // answered).
+            let held = writeBatches.withLock { state -> Bool in
                 guard state.inFlight > 0 else { return false }
                 state.closeAfter = close
                 return true
