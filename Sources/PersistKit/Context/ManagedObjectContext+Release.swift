@@ -48,20 +48,18 @@ extension ManagedObjectContext {
     /// time). Objects fetched together were allocated together, in order, each next to its
     /// values and its ID; released in address order they are freed front to back, each block
     /// merged with the one freed just before. So the objects are gathered (one pass over the
-    /// table) and ordered by address (``inPageOrder(_:)``), the table is emptied, then the
-    /// ordered array goes. Objects held elsewhere are released, not freed, as before.
+    /// table, reading its words only: see ``ObjectRegistry/takeAll(keepingCapacity:)``) and
+    /// ordered by address (``inPageOrder(_:)``), then each is released in that order. Objects
+    /// held elsewhere are released, not freed, as before.
     func emptyRegistry(keepingCapacity: Bool, _ body: (ManagedObject) -> Void = { _ in }) {
         guard registered.count >= Self.orderedTeardownThreshold else {
             for object in registered.values { body(object) }
             registered.removeAll(keepingCapacity: keepingCapacity)
             return
         }
-        // Held as unmanaged references, so ordering them moves words without touching the
-        // objects' reference counts (each a visit to the object, in the table's random order).
-        var objects: [Unmanaged<ManagedObject>] = []
-        objects.reserveCapacity(registered.count)
-        for object in registered.values { objects.append(Unmanaged.passRetained(object)) }
-        registered.removeAll(keepingCapacity: keepingCapacity)
+        // The table's own retains, taken over without visiting the objects (each a cache miss,
+        // in the table's random order): ordering them moves words.
+        let objects = registered.takeAll(keepingCapacity: keepingCapacity)
         for object in Self.inPageOrder(objects) {
             body(object.takeUnretainedValue())
             object.release()

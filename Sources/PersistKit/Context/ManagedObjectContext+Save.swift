@@ -226,7 +226,9 @@ extension ManagedObjectContext {
         let rebuild = assigned.count * 4 >= registered.count
         // Many IDs (a large insert): building the registry anew costs less than removing each
         // old key (which moves its neighbours) and adding the new one.
-        var rebuilt: [ObjectKey: ManagedObject] = [:]
+        // Its entries move from the registry's table with their retains (none is retained or
+        // released on the way: ObjectRegistry.refile(into:)).
+        var rebuilt: ObjectRegistry.Table = [:]
         var temporary = 0
         if rebuild {
             rebuilt.reserveCapacity(registered.count)
@@ -234,7 +236,7 @@ extension ManagedObjectContext {
             for key in registered.keys where key.isTemporaryID { temporary += 1 }
             if temporary != registered.count {
                 // The entries under permanent keys carried over as they are.
-                for (key, object) in registered where !key.isTemporaryID { rebuilt[key] = object }
+                for (key, object) in registered.table where !key.isTemporaryID { rebuilt[key] = object }
             }
         }
         // With every object registered under its key, the objects re-keyed below as they are
@@ -252,7 +254,8 @@ extension ManagedObjectContext {
             if !rebuild, registered.removeValue(forKey: old) != nil { registered[new] = object }
             object.objectID = new
             if rekeyInPlace && old.isTemporaryID {
-                rebuilt[object.objectKey] = object
+                // Registered under `old` (allRegistered), so the table's entry moves.
+                rebuilt[object.objectKey] = Unmanaged.passUnretained(object)
                 rekeyed += 1
             }
         }
@@ -261,9 +264,11 @@ extension ManagedObjectContext {
                 // An object registered under a temporary key was not among `objects` (or they
                 // may not all be registered): each temporary entry re-keyed by its object, as
                 // it now stands (given its permanent ID just now, or still temporary).
-                for (key, object) in registered where key.isTemporaryID { rebuilt[object.objectKey] = object }
+                for (key, object) in registered.table where key.isTemporaryID {
+                    rebuilt[object.takeUnretainedValue().objectKey] = object
+                }
             }
-            registered.replaceAll(with: rebuilt)
+            registered.refile(into: rebuilt)
         }
         guard !madeIDs.isEmpty, anyChangedObjectHasReferences() else { return }
         var map: [ManagedObjectID: ManagedObjectID] = [:]

@@ -7,7 +7,7 @@
 /// operation takes either a key or an ID (converted to its key).
 ///
 /// It keeps the dictionary API the context's code uses (subscripts, `removeValue(forKey:)`,
-/// `removeAll(keepingCapacity:)`, `values`, `keys`, iteration), and every one of those that can
+/// `removeAll(keepingCapacity:)`, `values`, `keys`), and every one of those that can
 /// take an object out (a removal, setting a key to `nil` or to another object, emptying, a
 /// replacement of the whole table) moves ``generation`` on itself. So a record of registered
 /// objects made at one generation (a prefetched to-many relationship's member objects, kept
@@ -19,9 +19,25 @@
 /// process-wide counter, in steps of 2^32), so a registry assigned over another reuses no
 /// generation a record was made at (short of 2^32 mutations that let go in one registry).
 /// (Restoring a saved copy of an older registry would: the context never does.)
-struct ObjectRegistry: Sequence {
+///
+/// The table holds each object as an `Unmanaged` reference owning one retain, taken when the
+/// object is filed and given back when it leaves (a removal, a replacement, ``takeAll(keepingCapacity:)``
+/// or the registry's end). So the table's own growth, rebuilds and teardown move words and
+/// never visit the objects: emptying a registry of 200,000 fetched objects through a
+/// dictionary of strong references retained each object once more to gather it and released
+/// it again as the table went, two visits per object in the table's random order before the
+/// one that frees it (perf, workload 2: about a third of the context's teardown). The
+/// registry is not copyable, so no second copy of the table can give back a retain twice.
+///
+/// Whoever iterates ``values`` reads the table as it is: an object removed while the loop
+/// runs may be freed under it. Every loop that changes the registry copies the objects out
+/// first (`Array(registered.values)`).
+struct ObjectRegistry: ~Copyable {
+    /// The table's storage: each entry owns one retain of its object.
+    typealias Table = [ObjectKey: Unmanaged<ManagedObject>]
+
     /// The objects, by key.
-    private var objects: [ObjectKey: ManagedObject]
+    private var objects: Table
     /// Moves on (by one) at every mutation that can let go of an object; never otherwise.
     private(set) var generation: UInt64
 
@@ -37,47 +53,44 @@ struct ObjectRegistry: Sequence {
         }
     }
 
+    deinit {
+        for object in objects.values { object.release() }
+    }
+
     /// The object registered for `key`; setting `nil` removes it, setting another object
     /// replaces it (either moves ``generation`` on when an object was there).
     subscript(key: ObjectKey) -> ManagedObject? {
-        @inline(__always) get { objects[key] }
+        @inline(__always) get { objects[key]?.takeUnretainedValue() }
         @inline(__always) set {
             if let newValue {
-                // One probe; the object it replaces, if any, is let go of.
-                if let old = objects.updateValue(newValue, forKey: key), old !== newValue { generation &+= 1 }
-            } else if objects.removeValue(forKey: key) != nil {
+                // One probe; the object it replaces, if any, is let go of once the table no
+                // longer holds it (its release may free it).
+                let filed = Unmanaged.passRetained(newValue)
+                if let old = objects.updateValue(filed, forKey: key) {
+                    if old.toOpaque() != filed.toOpaque() { generation &+= 1 }
+                    old.release()
+                }
+            } else if let old = objects.removeValue(forKey: key) {
                 generation &+= 1
+                old.release()
             }
         }
     }
 
     /// The object registered for `id` (for its ``ManagedObjectID/key``); as the key subscript.
     subscript(id: ManagedObjectID) -> ManagedObject? {
-        @inline(__always) get { objects[id.key] }
+        @inline(__always) get { objects[id.key]?.takeUnretainedValue() }
         @inline(__always) set { self[id.key] = newValue }
-    }
-
-    /// The object registered for `id`, registering `make()` for it first when there is none:
-    /// one probe of the table (a lookup then an insert would hash the key twice). Setting
-    /// through it replaces the object (and moves ``generation`` on) if the new one is another.
-    subscript(id: ManagedObjectID, default make: @autoclosure () -> ManagedObject) -> ManagedObject {
-        @inline(__always) get { objects[id.key] ?? make() }
-        @inline(__always) _modify {
-            let key = id.key
-            var value = object(for: key, orRegister: make)
-            let registeredValue = ObjectIdentifier(value)
-            yield &value
-            if ObjectIdentifier(value) != registeredValue { self[key] = value }
-        }
     }
 
     /// The object registered for `key`, or `make()` newly registered for it; one probe (a
     /// lookup then an insert would hash the key twice).
     @inline(__always)
     mutating func object(for key: ObjectKey, orRegister make: () -> ManagedObject) -> ManagedObject {
-        @inline(__always) func pass(_ object: inout ManagedObject) -> ManagedObject { object }
-        // The inout access inserts the default when the key is absent, and nothing else.
-        return pass(&objects[key, default: make()])
+        @inline(__always) func pass(_ object: inout Unmanaged<ManagedObject>) -> ManagedObject { object.takeUnretainedValue() }
+        // The inout access inserts the default (retained for the table) when the key is
+        // absent, and nothing else.
+        return pass(&objects[key, default: Unmanaged.passRetained(make())])
     }
 
     /// The object registered for `id`, or `make()` newly registered for it; one probe.
@@ -89,9 +102,10 @@ struct ObjectRegistry: Sequence {
     /// Removes and returns the object registered for `key`, if any (moving ``generation`` on).
     @discardableResult @inline(__always)
     mutating func removeValue(forKey key: ObjectKey) -> ManagedObject? {
-        let removed = objects.removeValue(forKey: key)
-        if removed != nil { generation &+= 1 }
-        return removed
+        guard let removed = objects.removeValue(forKey: key) else { return nil }
+        generation &+= 1
+        // The table's retain becomes the caller's reference.
+        return removed.takeRetainedValue()
     }
 
     /// Removes and returns the object registered for `id`, if any (moving ``generation`` on).
@@ -102,13 +116,28 @@ struct ObjectRegistry: Sequence {
 
     /// Removes every object (moving ``generation`` on).
     mutating func removeAll(keepingCapacity keepCapacity: Bool = false) {
-        generation &+= 1
-        objects.removeAll(keepingCapacity: keepCapacity)
+        for object in takeAll(keepingCapacity: keepCapacity) { object.release() }
     }
 
-    /// Replaces the whole table by `table` (moving ``generation`` on: the objects not in
-    /// `table` are let go of).
-    mutating func replaceAll(with table: [ObjectKey: ManagedObject]) {
+    /// Removes every object and hands over the table's retain of each, unvisited (moving
+    /// ``generation`` on): the caller releases each exactly once.
+    mutating func takeAll(keepingCapacity keepCapacity: Bool) -> [Unmanaged<ManagedObject>] {
+        generation &+= 1
+        let taken = Array(objects.values)
+        objects.removeAll(keepingCapacity: keepCapacity)
+        return taken
+    }
+
+    /// The table as it stands, its entries unretained (for ``refile(into:)``).
+    var table: Table { objects }
+
+    /// Replaces the table by `table`, built from this one's entries: the same objects, each
+    /// once, under keys that may have changed. Their retains move with them (nothing is
+    /// retained or released); ``generation`` moves on.
+    mutating func refile(into table: Table) {
+        // A table of another size cannot hold the same objects once each: filing it would
+        // leak or over-release, so it is a bug in the caller, not a state to go on from.
+        precondition(table.count == objects.count, "ObjectRegistry: a refiled table holds \(table.count) objects, not \(objects.count)")
         generation &+= 1
         objects = table
     }
@@ -118,19 +147,16 @@ struct ObjectRegistry: Sequence {
         objects.reserveCapacity(minimumCapacity)
     }
 
-    /// The registered objects.
-    var values: Dictionary<ObjectKey, ManagedObject>.Values { objects.values }
+    /// The registered objects, read from the table as it is when each is reached.
+    var values: LazyMapSequence<Table.Values, ManagedObject> {
+        objects.values.lazy.map { $0.takeUnretainedValue() }
+    }
     /// The keys of the registered objects.
-    var keys: Dictionary<ObjectKey, ManagedObject>.Keys { objects.keys }
+    var keys: Table.Keys { objects.keys }
     /// How many objects are registered.
     var count: Int { objects.count }
     /// Whether no object is registered.
     var isEmpty: Bool { objects.isEmpty }
     /// How many objects the table holds without growing.
     var capacity: Int { objects.capacity }
-
-    /// The (key, object) pairs, in the table's order.
-    func makeIterator() -> Dictionary<ObjectKey, ManagedObject>.Iterator { objects.makeIterator() }
-    /// The registered objects' count (so `Array(registry)` reserves once).
-    var underestimatedCount: Int { objects.count }
 }
