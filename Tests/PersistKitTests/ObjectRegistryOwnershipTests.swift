@@ -69,22 +69,26 @@ struct ObjectRegistryOwnershipTests {
         #expect(heldOnlyHere(&kept))
     }
 
-    @Test func aRefiledTableKeepsEachRetainOnce() throws {
-        var objects = try loose(4)
+    @Test func aRekeyedObjectKeepsItsOneRetain() throws {
+        var objects = try loose(3)
         var registry = ObjectRegistry()
         for object in objects { registry[object.objectKey] = object }
-        // Each entry filed again under another (temporary) key: the objects move, not their counts.
-        var table: ObjectRegistry.Table = [:]
+        // Each filed again under another (temporary) key: the objects move, not their counts.
         var newKeys: [ObjectKey] = []
-        for (_, object) in registry.table {
-            let key = ManagedObjectID(temporaryFor: object.takeUnretainedValue().entity).key
+        for object in objects {
+            let key = ManagedObjectID(temporaryFor: object.entity).key
             newKeys.append(key)
-            table[key] = object
+            let rekeyed = registry.rekey(from: object.objectKey, to: key)
+            #expect(rekeyed)
         }
-        registry.refile(into: table)
-        #expect(registry.count == 4)
-        for key in newKeys { #expect(registry[key] != nil) }
+        #expect(registry.count == 3)
+        for (index, key) in newKeys.enumerated() { #expect(registry[key] === objects[index]) }
         for index in objects.indices { #expect(!heldOnlyHere(&objects[index])) }
+        // Re-keyed onto a key taken by another object, that object is let go of.
+        let rekeyed = registry.rekey(from: newKeys[0], to: newKeys[1])
+        #expect(rekeyed)
+        #expect(registry.count == 2 && registry[newKeys[1]] === objects[0])
+        #expect(heldOnlyHere(&objects[1]))
         registry.removeAll()
         for index in objects.indices { #expect(heldOnlyHere(&objects[index]), "object \(index) was released once, not twice or never") }
     }

@@ -53,9 +53,14 @@ struct ObjectRegistryTests {
         #expect(registry[c.objectID] === c)
         #expect(registry.removeValue(forKey: b.objectID) === b)
         #expect(moved(), "removeValue")
-        registry.refile(into: [c.objectID.key: Unmanaged.passUnretained(c)])
-        #expect(moved(), "refiling the table")
-        #expect(registry.count == 1 && registry[c.objectID] === c)
+        let newKey = ManagedObjectID(temporaryFor: c.entity).key
+        let rekeyed = registry.rekey(from: c.objectID.key, to: newKey)
+        #expect(rekeyed)
+        #expect(moved(), "re-keying")
+        let rekeyedAgain = registry.rekey(from: c.objectID.key, to: newKey)
+        #expect(!rekeyedAgain, "nothing is left under the old key")
+        #expect(!moved())
+        #expect(registry.count == 1 && registry[newKey] === c)
         registry.removeAll(keepingCapacity: true)
         #expect(moved(), "removeAll")
         #expect(registry.count == 0)
@@ -72,12 +77,12 @@ struct ObjectRegistryTests {
         #expect(registry.count == 3)
         #expect(Set(registry.keys) == Set(made.map(\.objectID.key)))
         #expect(Set(registry.values) == Set(made))
-        var pairs = 0
-        for (id, object) in registry.table {
-            #expect(object.takeUnretainedValue().objectID.key == id)
-            pairs += 1
+        var visited: [ManagedObject] = []
+        registry.forEachObject { object in
+            #expect(registry[object.objectKey] === object)
+            visited.append(object)
         }
-        #expect(pairs == 3)
+        #expect(Set(visited) == Set(made) && visited.count == 3)
     }
 
     // MARK: - Each path of a context that takes objects out

@@ -50,7 +50,9 @@ extension ManagedObjectContext {
             // Other objects may still point at the deleted ones: drop those references.
             let deletedIDs = Set(changes.deleted)
             if !deletedIDs.isEmpty {
-                for object in registered.values where !object._isFault {
+                // In place: the body changes objects, not the registry.
+                registered.forEachObject { object in
+                    guard !object._isFault else { return }
                     for index in object.values.indices {
                         if case .object(let id) = object.values[index], deletedIDs.contains(id) {
                             object.values[index] = .null

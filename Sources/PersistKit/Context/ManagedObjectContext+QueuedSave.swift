@@ -153,7 +153,7 @@ extension ManagedObjectContext {
         switch result {
         case .success(let assigned):
             // The new objects' permanent IDs, valid now that the store committed them.
-            remapIDs(of: queued.insertedObjects, to: assigned, allRegistered: true)
+            remapIDs(of: queued.insertedObjects, to: assigned)
             if queued.overlapping { overlappingSaveEnded() }
             finishCommit(queued.save, queued.plan, ownsChangeSets: !queued.overlapping)
             completion(nil)

@@ -18,9 +18,12 @@ extension ManagedObjectContext {
             guard registered.count > limit else { return 0 }
             // Prefetched members held as objects by their sources are held as IDs instead, so an
             // object nothing else holds is uniquely referenced by the registry.
-            for object in registered.values where !object.toMany.isEmpty { object.forgetMemberObjects(keepingIDs: true) }
+            // In place: forgetting members changes objects, not the registry.
+            registered.forEachObject { object in
+                if !object.toMany.isEmpty { object.forgetMemberObjects(keepingIDs: true) }
+            }
             var released = 0
-            for id in Array(registered.keys) {
+            for id in registered.keys {
                 // Taken out of the registry, the object is held here and by anyone else who
                 // holds it; held only here, it goes when this reference does.
                 guard var object = registered.removeValue(forKey: id) else { continue }
@@ -53,7 +56,7 @@ extension ManagedObjectContext {
     /// held elsewhere are released, not freed, as before.
     func emptyRegistry(keepingCapacity: Bool, _ body: (ManagedObject) -> Void = { _ in }) {
         guard registered.count >= Self.orderedTeardownThreshold else {
-            for object in registered.values { body(object) }
+            registered.forEachObject(body)
             registered.removeAll(keepingCapacity: keepingCapacity)
             return
         }

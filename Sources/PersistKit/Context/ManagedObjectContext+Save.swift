@@ -213,37 +213,18 @@ extension ManagedObjectContext {
     /// Gives `objects` the permanent IDs in `assigned`, by position (`assigned[i]` is the new
     /// ID of `objects[i]`, `nil` to leave it; as ``InTransactionKeyAssigning/saveAssigningKeys(_:)``
     /// returns them for a save request's inserted rows): in the registry, and in every changed
-    /// object that points at one. `allRegistered` says every object of `objects` is registered
-    /// under its key (a save's inserted objects are).
+    /// object that points at one.
     ///
-    /// One pass over `objects`, in their order. Only a temporary ID that was made can be held
-    /// by a reference: those are collected on the way, and the changed objects are searched
-    /// for references only when there are any (a large insert usually has none).
-    func remapIDs(of objects: [ManagedObject], to assigned: [ManagedObjectID?], allRegistered: Bool = false) {
+    /// One pass over `objects`, in their order: each registered object moves to its new key in
+    /// the registry (``ObjectRegistry/rekey(from:to:)``, no retain or release; a save's new
+    /// keys are consecutive, so they fill the table in runs). Only a temporary ID that was
+    /// made can be held by a reference: those are collected on the way, and the changed
+    /// objects are searched for references only when there are any (a large insert usually
+    /// has none).
+    func remapIDs(of objects: [ManagedObject], to assigned: [ManagedObjectID?]) {
         guard !assigned.isEmpty else { return }
         // Each temporary ID made before, with its permanent one.
         var madeIDs: [(ManagedObjectID, ManagedObjectID)] = []
-        let rebuild = assigned.count * 4 >= registered.count
-        // Many IDs (a large insert): building the registry anew costs less than removing each
-        // old key (which moves its neighbours) and adding the new one.
-        // Its entries move from the registry's table with their retains (none is retained or
-        // released on the way: ObjectRegistry.refile(into:)).
-        var rebuilt: ObjectRegistry.Table = [:]
-        var temporary = 0
-        if rebuild {
-            rebuilt.reserveCapacity(registered.count)
-            // The registry's keys are read, not its objects (each a cache miss, in hash order).
-            for key in registered.keys where key.isTemporaryID { temporary += 1 }
-            if temporary != registered.count {
-                // The entries under permanent keys carried over as they are.
-                for (key, object) in registered.table where !key.isTemporaryID { rebuilt[key] = object }
-            }
-        }
-        // With every object registered under its key, the objects re-keyed below as they are
-        // given their IDs (in their order, in memory order) are the registry's temporary
-        // entries, when as many; the registry's objects are not read in its hash order.
-        let rekeyInPlace = rebuild && allRegistered
-        var rekeyed = 0
         for index in 0..<Swift.min(objects.count, assigned.count) {
             guard let new = assigned[index] else { continue }
             // Unretained: `objects` holds every object for the whole loop.
@@ -251,24 +232,8 @@ extension ManagedObjectContext {
             // By key: a temporary ID never made is not made here (no reference can hold it).
             let old = object.objectKey
             if object.hasMadeObjectID { madeIDs.append((object.objectID, new)) }
-            if !rebuild, registered.removeValue(forKey: old) != nil { registered[new] = object }
+            registered.rekey(from: old, to: new.key)
             object.objectID = new
-            if rekeyInPlace && old.isTemporaryID {
-                // Registered under `old` (allRegistered), so the table's entry moves.
-                rebuilt[object.objectKey] = Unmanaged.passUnretained(object)
-                rekeyed += 1
-            }
-        }
-        if rebuild {
-            if !rekeyInPlace || rekeyed != temporary {
-                // An object registered under a temporary key was not among `objects` (or they
-                // may not all be registered): each temporary entry re-keyed by its object, as
-                // it now stands (given its permanent ID just now, or still temporary).
-                for (key, object) in registered.table where key.isTemporaryID {
-                    rebuilt[object.takeUnretainedValue().objectKey] = object
-                }
-            }
-            registered.refile(into: rebuilt)
         }
         guard !madeIDs.isEmpty, anyChangedObjectHasReferences() else { return }
         var map: [ManagedObjectID: ManagedObjectID] = [:]
@@ -439,7 +404,7 @@ extension ManagedObjectContext {
             guard !entry.request.isEmpty else { return }
             if let assigning = Self.keyAssigning(entry.store) {
                 // The new objects' permanent IDs, valid now that the store committed them.
-                remapIDs(of: entry.objects(split: split, plan: plan), to: try assigning.saveAssigningKeys(entry.request), allRegistered: true)
+                remapIDs(of: entry.objects(split: split, plan: plan), to: try assigning.saveAssigningKeys(entry.request))
             } else {
                 try entry.store.save(entry.request)
             }

@@ -9,7 +9,7 @@
 /// It keeps the dictionary API the context's code uses (subscripts, `removeValue(forKey:)`,
 /// `removeAll(keepingCapacity:)`, `values`, `keys`), and every one of those that can
 /// take an object out (a removal, setting a key to `nil` or to another object, emptying, a
-/// replacement of the whole table) moves ``generation`` on itself. So a record of registered
+/// re-keying) moves ``generation`` on itself. So a record of registered
 /// objects made at one generation (a prefetched to-many relationship's member objects, kept
 /// unretained by ``ToManyState``) is known to hold live, registered objects while the
 /// generation is unchanged, whatever code changed the registry since: no call site has to
@@ -20,24 +20,21 @@
 /// generation a record was made at (short of 2^32 mutations that let go in one registry).
 /// (Restoring a saved copy of an older registry would: the context never does.)
 ///
-/// The table holds each object as an `Unmanaged` reference owning one retain, taken when the
-/// object is filed and given back when it leaves (a removal, a replacement, ``takeAll(keepingCapacity:)``
-/// or the registry's end). So the table's own growth, rebuilds and teardown move words and
-/// never visit the objects: emptying a registry of 200,000 fetched objects through a
-/// dictionary of strong references retained each object once more to gather it and released
-/// it again as the table went, two visits per object in the table's random order before the
-/// one that frees it (perf, workload 2: about a third of the context's teardown). The
-/// registry is not copyable, so no second copy of the table can give back a retain twice.
+/// The table (an ``ObjectTable``) holds each object as an unretained reference, and the
+/// registry owns one retain of each, taken when the object is filed and given back when it
+/// leaves (a removal, a replacement, ``takeAll(keepingCapacity:)`` or the registry's end). So
+/// the table's growth and teardown move words and never visit the objects: emptying a
+/// registry of 200,000 fetched objects through a dictionary of strong references retained
+/// each object once more to gather it and released it again as the table went, two visits
+/// per object in the table's random order before the one that frees it (perf, workload 2:
+/// about a quarter of the context's teardown). The registry is not copyable, so no second
+/// copy can give back a retain twice.
 ///
-/// Whoever iterates ``values`` reads the table as it is: an object removed while the loop
-/// runs may be freed under it. Every loop that changes the registry copies the objects out
-/// first (`Array(registered.values)`).
+/// ``values`` and ``keys`` are copies, safe to hold while the registry changes;
+/// ``forEachObject(_:)`` reads the table in place and its body must not change the registry.
 struct ObjectRegistry: ~Copyable {
-    /// The table's storage: each entry owns one retain of its object.
-    typealias Table = [ObjectKey: Unmanaged<ManagedObject>]
-
-    /// The objects, by key.
-    private var objects: Table
+    /// The objects, by key (unretained: the registry holds one retain of each).
+    private var objects = ObjectTable()
     /// Moves on (by one) at every mutation that can let go of an object; never otherwise.
     private(set) var generation: UInt64
 
@@ -46,7 +43,6 @@ struct ObjectRegistry: ~Copyable {
 
     /// An empty registry.
     init() {
-        objects = [:]
         generation = Self.nextBase.withLock { base in
             base &+= 1 << 32
             return base
@@ -54,7 +50,7 @@ struct ObjectRegistry: ~Copyable {
     }
 
     deinit {
-        for object in objects.values { object.release() }
+        objects.forEach { _, object in object.release() }
     }
 
     /// The object registered for `key`; setting `nil` removes it, setting another object
@@ -87,10 +83,7 @@ struct ObjectRegistry: ~Copyable {
     /// lookup then an insert would hash the key twice).
     @inline(__always)
     mutating func object(for key: ObjectKey, orRegister make: () -> ManagedObject) -> ManagedObject {
-        @inline(__always) func pass(_ object: inout Unmanaged<ManagedObject>) -> ManagedObject { object.takeUnretainedValue() }
-        // The inout access inserts the default (retained for the table) when the key is
-        // absent, and nothing else.
-        return pass(&objects[key, default: Unmanaged.passRetained(make())])
+        objects.value(forKey: key, orInsert: { Unmanaged.passRetained(make()) }).takeUnretainedValue()
     }
 
     /// The object registered for `id`, or `make()` newly registered for it; one probe.
@@ -104,7 +97,7 @@ struct ObjectRegistry: ~Copyable {
     mutating func removeValue(forKey key: ObjectKey) -> ManagedObject? {
         guard let removed = objects.removeValue(forKey: key) else { return nil }
         generation &+= 1
-        // The table's retain becomes the caller's reference.
+        // The registry's retain becomes the caller's reference.
         return removed.takeRetainedValue()
     }
 
@@ -114,32 +107,31 @@ struct ObjectRegistry: ~Copyable {
         removeValue(forKey: id.key)
     }
 
+    /// Files the object registered under `old` under `new` instead, its retain moving with it
+    /// (an object already under `new` is let go of); returns whether one was under `old`.
+    /// Moves ``generation`` on when it moves an object.
+    @discardableResult
+    mutating func rekey(from old: ObjectKey, to new: ObjectKey) -> Bool {
+        guard let object = objects.removeValue(forKey: old) else { return false }
+        generation &+= 1
+        if let displaced = objects.updateValue(object, forKey: new), displaced.toOpaque() != object.toOpaque() {
+            displaced.release()
+        }
+        return true
+    }
+
     /// Removes every object (moving ``generation`` on).
     mutating func removeAll(keepingCapacity keepCapacity: Bool = false) {
         for object in takeAll(keepingCapacity: keepCapacity) { object.release() }
     }
 
-    /// Removes every object and hands over the table's retain of each, unvisited (moving
+    /// Removes every object and hands over the registry's retain of each, unvisited (moving
     /// ``generation`` on): the caller releases each exactly once.
     mutating func takeAll(keepingCapacity keepCapacity: Bool) -> [Unmanaged<ManagedObject>] {
         generation &+= 1
-        let taken = Array(objects.values)
+        let taken = objects.values
         objects.removeAll(keepingCapacity: keepCapacity)
         return taken
-    }
-
-    /// The table as it stands, its entries unretained (for ``refile(into:)``).
-    var table: Table { objects }
-
-    /// Replaces the table by `table`, built from this one's entries: the same objects, each
-    /// once, under keys that may have changed. Their retains move with them (nothing is
-    /// retained or released); ``generation`` moves on.
-    mutating func refile(into table: Table) {
-        // A table of another size cannot hold the same objects once each: filing it would
-        // leak or over-release, so it is a bug in the caller, not a state to go on from.
-        precondition(table.count == objects.count, "ObjectRegistry: a refiled table holds \(table.count) objects, not \(objects.count)")
-        generation &+= 1
-        objects = table
     }
 
     /// Makes room for `minimumCapacity` objects in all.
@@ -147,16 +139,26 @@ struct ObjectRegistry: ~Copyable {
         objects.reserveCapacity(minimumCapacity)
     }
 
-    /// The registered objects, read from the table as it is when each is reached.
-    var values: LazyMapSequence<Table.Values, ManagedObject> {
-        objects.values.lazy.map { $0.takeUnretainedValue() }
+    /// Calls `body` with each registered object, in the table's order, reading the table in
+    /// place. `body` must not change the registry.
+    @inline(__always)
+    func forEachObject(_ body: (ManagedObject) throws -> Void) rethrows {
+        try objects.forEach { _, object in try body(object.takeUnretainedValue()) }
     }
-    /// The keys of the registered objects.
-    var keys: Table.Keys { objects.keys }
+
+    /// The registered objects (a copy).
+    var values: [ManagedObject] {
+        var values: [ManagedObject] = []
+        values.reserveCapacity(objects.count)
+        objects.forEach { _, object in values.append(object.takeUnretainedValue()) }
+        return values
+    }
+    /// The keys of the registered objects (a copy).
+    var keys: [ObjectKey] { objects.keyList }
     /// How many objects are registered.
     var count: Int { objects.count }
     /// Whether no object is registered.
-    var isEmpty: Bool { objects.isEmpty }
+    var isEmpty: Bool { objects.count == 0 }
     /// How many objects the table holds without growing.
     var capacity: Int { objects.capacity }
 }

@@ -1,0 +1,223 @@
+/// The hash table under ``ObjectRegistry``: unretained object references by ``ObjectKey``,
+/// in open addressing with linear probing, where the primary keys of one entity that differ
+/// only in their last three bits land in neighbouring slots.
+///
+/// A context registers objects in runs of consecutive primary keys (a fetch in key order, a
+/// save's new rows, a prefetch's members) and a hash that scatters every key makes each
+/// registration a cache miss in a table of millions of bytes: workload 2's fetch of 200,000
+/// objects spent about a third of its Swift-side time on the dictionary's stores (perf). Here
+/// a key's block of eight (`primaryKey >> 3`, with its entity and whether it is temporary) is
+/// hashed, and the key's last three bits pick its slot within the block's eight: a run of
+/// keys fills slots in order, eight per hashed block. Blocks still land at random, so keys
+/// from several entities or stores share the table as well as with a plain hash.
+///
+/// Deletion shifts the entries after a removed one back towards their home slots, so there
+/// are no tombstones and a probe ends at the first empty slot. The table keeps at most five
+/// entries per eight slots.
+///
+/// It holds no reference counts (``ObjectRegistry`` owns the retains) and is not copyable,
+/// so its storage has one owner that frees it.
+struct ObjectTable: ~Copyable {
+    /// The keys, one per slot; meaningful where `objects` holds a reference.
+    private var keys: UnsafeMutablePointer<ObjectKey>
+    /// The objects, one per slot; `nil` for an empty slot.
+    private var objects: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    /// The slot count less one (the slot count is a power of two), or -1 with no storage.
+    private var mask: Int
+    /// How many entries the table holds.
+    private(set) var count: Int
+
+    /// An empty table, without storage until the first entry.
+    init() {
+        // Placeholders for a table without storage (mask -1: never read or freed); the
+        // addresses are nonzero, so unwrapping them cannot fail.
+        keys = UnsafeMutablePointer(bitPattern: MemoryLayout<ObjectKey>.alignment).unsafelyUnwrapped
+        objects = UnsafeMutablePointer(bitPattern: MemoryLayout<UnsafeMutableRawPointer?>.alignment).unsafelyUnwrapped
+        mask = -1
+        count = 0
+    }
+
+    deinit {
+        if mask >= 0 {
+            keys.deallocate()
+            objects.deallocate()
+        }
+    }
+
+    /// How many entries fit before the table grows.
+    var capacity: Int { mask < 0 ? 0 : Self.limit(slots: mask + 1) }
+
+    /// The most entries `slots` slots hold (five in eight).
+    @inline(__always) private static func limit(slots: Int) -> Int { slots / 8 * 5 }
+
+    /// The fewest slots (a power of two, at least 16) that hold `count` entries.
+    private static func slots(for count: Int) -> Int {
+        var slots = 16
+        while limit(slots: slots) < count { slots <<= 1 }
+        return slots
+    }
+
+    /// The slot a probe for `key` starts at.
+    @inline(__always) private static func home(_ key: ObjectKey, mask: Int) -> Int {
+        var x = ManagedObjectID.hashWord(entity: key.entityIdentity, primaryKey: key.primaryKey >> 3, isTemporary: key.storeBits == 0)
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        x ^= x >> 31
+        return Int(truncatingIfNeeded: (x << 3) | UInt64(truncatingIfNeeded: key.primaryKey & 7)) & mask
+    }
+
+    /// The slot holding `key`, or the empty slot where a probe for it ends (negative when the
+    /// table has no storage).
+    @inline(__always) private func find(_ key: ObjectKey) -> (slot: Int, found: Bool) {
+        guard mask >= 0 else { return (-1, false) }
+        var slot = Self.home(key, mask: mask)
+        while objects[slot] != nil {
+            if keys[slot] == key { return (slot, true) }
+            slot = (slot + 1) & mask
+        }
+        return (slot, false)
+    }
+
+    /// The object filed under `key`.
+    @inline(__always) subscript(key: ObjectKey) -> Unmanaged<ManagedObject>? {
+        let (slot, found) = find(key)
+        guard found, let object = objects[slot] else { return nil }
+        return Unmanaged.fromOpaque(object)
+    }
+
+    /// Files `object` under `key` and returns the object it replaces, if any.
+    @discardableResult
+    mutating func updateValue(_ object: Unmanaged<ManagedObject>, forKey key: ObjectKey) -> Unmanaged<ManagedObject>? {
+        var (slot, found) = find(key)
+        if found, let old = objects[slot] {
+            objects[slot] = object.toOpaque()
+            return Unmanaged.fromOpaque(old)
+        }
+        if count >= capacity {
+            grow(to: count + 1)
+            slot = find(key).slot
+        }
+        keys[slot] = key
+        objects[slot] = object.toOpaque()
+        count += 1
+        return nil
+    }
+
+    /// The object filed under `key`, or `make()` newly filed there: one probe.
+    @inline(__always)
+    mutating func value(forKey key: ObjectKey, orInsert make: () -> Unmanaged<ManagedObject>) -> Unmanaged<ManagedObject> {
+        var (slot, found) = find(key)
+        if found, let object = objects[slot] { return Unmanaged.fromOpaque(object) }
+        if count >= capacity {
+            grow(to: count + 1)
+            slot = find(key).slot
+        }
+        let made = make()
+        keys[slot] = key
+        objects[slot] = made.toOpaque()
+        count += 1
+        return made
+    }
+
+    /// Removes and returns the object filed under `key`, if any.
+    @discardableResult
+    mutating func removeValue(forKey key: ObjectKey) -> Unmanaged<ManagedObject>? {
+        let (slot, found) = find(key)
+        guard found, let removed = objects[slot] else { return nil }
+        // Each entry after the hole, up to the next empty slot, moves into the hole when its
+        // home is not between the hole and itself (cyclically): every probe still reaches it.
+        var hole = slot
+        var next = slot
+        while true {
+            next = (next + 1) & mask
+            guard let object = objects[next] else { break }
+            let home = Self.home(keys[next], mask: mask)
+            let movable = next > hole ? (home <= hole || home > next) : (home <= hole && home > next)
+            if movable {
+                keys[hole] = keys[next]
+                objects[hole] = object
+                hole = next
+            }
+        }
+        objects[hole] = nil
+        count -= 1
+        return Unmanaged.fromOpaque(removed)
+    }
+
+    /// Makes room for `minimumCapacity` entries in all.
+    mutating func reserveCapacity(_ minimumCapacity: Int) {
+        if minimumCapacity > capacity { grow(to: minimumCapacity) }
+    }
+
+    /// Removes every entry (their objects are not visited).
+    mutating func removeAll(keepingCapacity keepCapacity: Bool) {
+        if keepCapacity {
+            if mask >= 0 { objects.update(repeating: nil, count: mask + 1) }
+            count = 0
+        } else {
+            freeStorage()
+        }
+    }
+
+    /// Calls `body` with each entry, in slot order. `body` must not change the table.
+    @inline(__always)
+    func forEach(_ body: (ObjectKey, Unmanaged<ManagedObject>) throws -> Void) rethrows {
+        guard mask >= 0 else { return }
+        for slot in 0...mask {
+            if let object = objects[slot] { try body(keys[slot], Unmanaged.fromOpaque(object)) }
+        }
+    }
+
+    /// The objects, in slot order.
+    var values: [Unmanaged<ManagedObject>] {
+        var values: [Unmanaged<ManagedObject>] = []
+        values.reserveCapacity(count)
+        forEach { _, object in values.append(object) }
+        return values
+    }
+
+    /// The keys, in slot order.
+    var keyList: [ObjectKey] {
+        var list: [ObjectKey] = []
+        list.reserveCapacity(count)
+        forEach { key, _ in list.append(key) }
+        return list
+    }
+
+    /// Moves every entry into new storage with room for `minimumCapacity` entries.
+    private mutating func grow(to minimumCapacity: Int) {
+        let slots = Self.slots(for: Swift.max(minimumCapacity, count))
+        let newKeys = UnsafeMutablePointer<ObjectKey>.allocate(capacity: slots)
+        let newObjects = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: slots)
+        newObjects.initialize(repeating: nil, count: slots)
+        let newMask = slots - 1
+        if mask >= 0 {
+            for slot in 0...mask {
+                guard let object = objects[slot] else { continue }
+                var target = Self.home(keys[slot], mask: newMask)
+                while newObjects[target] != nil { target = (target + 1) & newMask }
+                (newKeys + target).initialize(to: keys[slot])
+                newObjects[target] = object
+            }
+        }
+        let kept = count
+        freeStorage()
+        keys = newKeys
+        objects = newObjects
+        mask = newMask
+        count = kept
+    }
+
+    /// Frees the storage, leaving an empty table without any.
+    private mutating func freeStorage() {
+        if mask >= 0 {
+            keys.deallocate()
+            objects.deallocate()
+        }
+        // The placeholders of an empty table, as in `init()`.
+        keys = UnsafeMutablePointer(bitPattern: MemoryLayout<ObjectKey>.alignment).unsafelyUnwrapped
+        objects = UnsafeMutablePointer(bitPattern: MemoryLayout<UnsafeMutableRawPointer?>.alignment).unsafelyUnwrapped
+        mask = -1
+        count = 0
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+@testable import PersistKit
+
+/// The registry's hash table answers every lookup as a dictionary would, through growth,
+/// removals (which shift entries back), re-filing and emptying, for keys in runs (as a fetch
+/// files them) and keys at random, of several entities and stores.
+@Suite("Object table", .timeLimit(.minutes(1)))
+struct ObjectTableTests {
+    typealias M = ContextTestModel
+
+    /// Objects to file (the table holds them unretained; the array keeps them alive).
+    private static func objects(_ count: Int) throws -> [ManagedObject] {
+        let entity = try #require(M.make().entitiesByName["Person"])
+        return (0..<count).map { _ in ManagedObject(entity: entity, insertInto: nil) }
+    }
+
+    /// A small deterministic generator, so a failing sequence of operations repeats.
+    private struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Checks that `table` holds exactly `model`.
+    private func check(_ table: borrowing ObjectTable, against model: [ObjectKey: Unmanaged<ManagedObject>],
+                       probes: [ObjectKey], _ comment: Comment) {
+        #expect(table.count == model.count, comment)
+        for (key, object) in model where table[key]?.toOpaque() != object.toOpaque() {
+            Issue.record("\(comment): \(key) not found or holds another object")
+            return
+        }
+        for key in probes where model[key] == nil && table[key] != nil {
+            Issue.record("\(comment): \(key) found after its removal")
+            return
+        }
+        var seen = 0
+        table.forEach { key, object in
+            if model[key]?.toOpaque() == object.toOpaque() { seen += 1 }
+        }
+        #expect(seen == model.count, comment)
+        #expect(table.keyList.count == model.count && table.values.count == model.count, comment)
+    }
+
+    @Test(arguments: [1, 2, 3])
+    func agreesWithADictionary(seed: UInt64) throws {
+        let pool = try Self.objects(64)
+        var generator = SplitMix(state: seed)
+        let entityA = ObjectIdentifier(pool[0]), entityB = ObjectIdentifier(pool[1])
+        // Keys in runs of consecutive primary keys for two entities, two stores and temporary
+        // keys (which share primary keys across the three), plus random ones.
+        var universe: [ObjectKey] = []
+        for entity in [entityA, entityB] {
+            for store: UInt in [0, 0x1000, 0x2000] {
+                for primaryKey in Int64(1)...400 { universe.append(ObjectKey(entityIdentity: entity, primaryKey: primaryKey, storeBits: store)) }
+            }
+        }
+        for _ in 0..<600 {
+            universe.append(ObjectKey(entityIdentity: entityA, primaryKey: Int64.random(in: -1_000_000...1_000_000, using: &generator),
+                                      storeBits: 0x1000))
+        }
+        var table = ObjectTable()
+        var model: [ObjectKey: Unmanaged<ManagedObject>] = [:]
+        for step in 0..<20_000 {
+            let key = universe[Int.random(in: 0..<universe.count, using: &generator)]
+            let object = Unmanaged.passUnretained(pool[Int.random(in: 0..<pool.count, using: &generator)])
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<4:
+                let old = table.updateValue(object, forKey: key)
+                #expect(old?.toOpaque() == model.updateValue(object, forKey: key)?.toOpaque(), "step \(step): updateValue")
+            case 4..<6:
+                let got = table.value(forKey: key, orInsert: { object })
+                let expected = model[key] ?? object
+                model[key] = expected
+                #expect(got.toOpaque() == expected.toOpaque(), "step \(step): value(forKey:orInsert:)")
+            case 6..<9:
+                let removed = table.removeValue(forKey: key)
+                #expect(removed?.toOpaque() == model.removeValue(forKey: key)?.toOpaque(), "step \(step): removeValue")
+            default:
+                #expect(table[key]?.toOpaque() == model[key]?.toOpaque(), "step \(step): lookup")
+            }
+            if step % 2_000 == 1_999 { check(table, against: model, probes: universe, "after step \(step)") }
+        }
+        // Removing every key in runs, then refilling after emptying with and without its storage.
+        for key in universe {
+            let removed = table.removeValue(forKey: key)
+            #expect(removed?.toOpaque() == model.removeValue(forKey: key)?.toOpaque())
+        }
+        check(table, against: model, probes: universe, "emptied by removals")
+        for keepingCapacity in [true, false] {
+            for (index, key) in universe.prefix(1_000).enumerated() {
+                table.updateValue(Unmanaged.passUnretained(pool[index % pool.count]), forKey: key)
+                model[key] = Unmanaged.passUnretained(pool[index % pool.count])
+            }
+            check(table, against: model, probes: universe, "refilled")
+            let capacity = table.capacity
+            table.removeAll(keepingCapacity: keepingCapacity)
+            model.removeAll()
+            #expect(table.count == 0 && table[universe[0]] == nil)
+            #expect(keepingCapacity ? table.capacity == capacity : table.capacity == 0)
+        }
+    }
+
+    @Test func aRunOfKeysFillsNeighbouringSlotsAndGrowsOnce() throws {
+        let pool = try Self.objects(1)
+        var table = ObjectTable()
+        table.reserveCapacity(100_000)
+        let capacity = table.capacity
+        #expect(capacity >= 100_000)
+        let entity = ObjectIdentifier(pool[0])
+        for primaryKey in Int64(1)...100_000 {
+            table.updateValue(Unmanaged.passUnretained(pool[0]), forKey: ObjectKey(entityIdentity: entity, primaryKey: primaryKey, storeBits: 8))
+        }
+        #expect(table.count == 100_000 && table.capacity == capacity, "reserved room is enough")
+        // Consecutive keys of one block of eight mostly sit in consecutive slots (a hash that
+        // scatters every key puts almost none there).
+        let order = table.keyList
+        let neighbours = zip(order, order.dropFirst()).filter { $1.primaryKey == $0.primaryKey + 1 && $1.primaryKey % 8 != 0 }.count
+        #expect(neighbours > 100_000 / 8 * 7 / 2, "\(neighbours) of 87,500 pairs are neighbours")
+    }
+}
