@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PersistKit
+import PredicateDifferential
 
 /// The registry's hash table answers every lookup as a dictionary would, through growth,
 /// removals (which shift entries back), re-filing and emptying, for keys in runs (as a fetch
@@ -13,18 +14,6 @@ struct ObjectTableTests {
     private static func objects(_ count: Int) throws -> [ManagedObject] {
         let entity = try #require(M.make().entitiesByName["Person"])
         return (0..<count).map { _ in ManagedObject(entity: entity, insertInto: nil) }
-    }
-
-    /// A small deterministic generator, so a failing sequence of operations repeats.
-    private struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 
     /// Checks that `table` holds exactly `model`.
@@ -50,7 +39,8 @@ struct ObjectTableTests {
     @Test(arguments: [1, 2, 3])
     func agreesWithADictionary(seed: UInt64) throws {
         let pool = try Self.objects(64)
-        var generator = SplitMix(state: seed)
+        // Seeded, so a failing sequence of operations repeats.
+        var generator = SplitMix64(state: seed)
         let entityA = ObjectIdentifier(pool[0]), entityB = ObjectIdentifier(pool[1])
         // Keys in runs of consecutive primary keys for two entities, two stores and temporary
         // keys (which share primary keys across the three), plus random ones.
@@ -61,15 +51,15 @@ struct ObjectTableTests {
             }
         }
         for _ in 0..<600 {
-            universe.append(ObjectKey(entityIdentity: entityA, primaryKey: Int64.random(in: -1_000_000...1_000_000, using: &generator),
+            universe.append(ObjectKey(entityIdentity: entityA, primaryKey: Int64(generator.int(-1_000_000...1_000_000)),
                                       storeBits: 0x1000))
         }
         var table = ObjectTable()
         var model: [ObjectKey: Unmanaged<ManagedObject>] = [:]
         for step in 0..<20_000 {
-            let key = universe[Int.random(in: 0..<universe.count, using: &generator)]
-            let object = Unmanaged.passUnretained(pool[Int.random(in: 0..<pool.count, using: &generator)])
-            switch Int.random(in: 0..<10, using: &generator) {
+            let key = generator.pick(universe)
+            let object = Unmanaged.passUnretained(generator.pick(pool))
+            switch generator.int(0..<10) {
             case 0..<4:
                 let old = table.updateValue(object, forKey: key)
                 #expect(old?.toOpaque() == model.updateValue(object, forKey: key)?.toOpaque(), "step \(step): updateValue")
