@@ -114,7 +114,7 @@ struct ObjectRegistryOwnershipTests {
             let context = M.context(coordinator)
             try context.performAndWait {
                 let people = try context.fetch(M.request("Person", sort: [FetchSortDescriptor(key: "name")]))
-                // Many new objects too, so the save refiles the whole registry under permanent keys.
+                // Many new objects too, each moved to its permanent key in the registry by the save.
                 let inserted = (0..<count).map { M.insert("Person", into: context, ["name": "N\($0)", "age": Int16(1)]) }
                 try context.save()
                 for object in people + inserted { weakObjects.append(WeakObject(object)) }

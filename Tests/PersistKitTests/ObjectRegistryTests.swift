@@ -228,7 +228,7 @@ struct ObjectRegistryTests {
         let context = M.context(try seeded())
         try context.performAndWait {
             let all = try breweries(context)
-            // More inserted objects than a quarter of the registry: it is rebuilt with their permanent IDs.
+            // More inserted objects than a quarter of the registry, each moved to its permanent key.
             for index in 0..<100 { _ = M.insert("Beer", into: context, ["name": "New \(index)"]) }
             try context.save()
             #expect(!usesRecordedMembers(all[0]))

@@ -18,7 +18,7 @@
 /// Each registry starts at a generation no other registry of the process started at (a
 /// process-wide counter, in steps of 2^32), so a registry assigned over another reuses no
 /// generation a record was made at (short of 2^32 mutations that let go in one registry).
-/// (Restoring a saved copy of an older registry would: the context never does.)
+/// (Restoring a saved copy of an older registry would, but a registry cannot be copied.)
 ///
 /// The table (an ``ObjectTable``) holds each object as an unretained reference, and the
 /// registry owns one retain of each, taken when the object is filed and given back when it

@@ -88,11 +88,31 @@ struct ObjectTable: ~Copyable {
     /// Files `object` under `key` and returns the object it replaces, if any.
     @discardableResult
     mutating func updateValue(_ object: Unmanaged<ManagedObject>, forKey key: ObjectKey) -> Unmanaged<ManagedObject>? {
-        var (slot, found) = find(key)
+        let (slot, found) = find(key)
         if found, let old = objects[slot] {
             objects[slot] = object.toOpaque()
             return Unmanaged.fromOpaque(old)
         }
+        fileNew(object, forKey: key, at: slot)
+        return nil
+    }
+
+    /// The object filed under `key`, or `make()` newly filed there: one probe.
+    @inline(__always)
+    mutating func value(forKey key: ObjectKey, orInsert make: () -> Unmanaged<ManagedObject>) -> Unmanaged<ManagedObject> {
+        let (slot, found) = find(key)
+        if found, let object = objects[slot] { return Unmanaged.fromOpaque(object) }
+        let made = make()
+        fileNew(made, forKey: key, at: slot)
+        return made
+    }
+
+    /// Files `object` under `key`, which the table does not hold, in `slot`, the empty slot
+    /// where the probe for `key` ended; when the table is full, it grows first and the key's
+    /// slot in the new storage is found again.
+    @inline(__always)
+    private mutating func fileNew(_ object: Unmanaged<ManagedObject>, forKey key: ObjectKey, at slot: Int) {
+        var slot = slot
         if count >= capacity {
             grow(to: count + 1)
             slot = find(key).slot
@@ -100,23 +120,6 @@ struct ObjectTable: ~Copyable {
         keys[slot] = key
         objects[slot] = object.toOpaque()
         count += 1
-        return nil
-    }
-
-    /// The object filed under `key`, or `make()` newly filed there: one probe.
-    @inline(__always)
-    mutating func value(forKey key: ObjectKey, orInsert make: () -> Unmanaged<ManagedObject>) -> Unmanaged<ManagedObject> {
-        var (slot, found) = find(key)
-        if found, let object = objects[slot] { return Unmanaged.fromOpaque(object) }
-        if count >= capacity {
-            grow(to: count + 1)
-            slot = find(key).slot
-        }
-        let made = make()
-        keys[slot] = key
-        objects[slot] = made.toOpaque()
-        count += 1
-        return made
     }
 
     /// Removes and returns the object filed under `key`, if any.
