@@ -93,6 +93,37 @@ struct ObjectRegistryOwnershipTests {
         for index in objects.indices { #expect(heldOnlyHere(&objects[index]), "object \(index) was released once, not twice or never") }
     }
 
+    @Test func objectsRekeyedTogetherKeepTheirOneRetain() throws {
+        var objects = try loose(400)
+        var registry = ObjectRegistry()
+        for object in objects { registry[object.objectKey] = object }
+        var keys = objects.map(\.objectKey)
+        // All 400 (in a table of 1,024 slots: past the threshold that marks the removed slots
+        // and rebuilds the table), then 3 of them (removed one by one), twice each.
+        for count in [400, 400, 3, 3] {
+            let generation = registry.generation
+            let newKeys = objects.prefix(count).map { ManagedObjectID(temporaryFor: $0.entity).key }
+            #expect(registry.rekey(from: Array(keys.prefix(count)), to: newKeys) == count)
+            #expect(registry.generation != generation, "re-keying moves the generation on")
+            #expect(registry.count == objects.count)
+            for index in 0..<count {
+                #expect(registry[newKeys[index]] === objects[index] && registry[keys[index]] == nil)
+                keys[index] = newKeys[index]
+            }
+        }
+        for index in objects.indices { #expect(!heldOnlyHere(&objects[index])) }
+        // Keys nobody holds move nothing; a new key taken by another object lets that one go.
+        let unmoved = registry.generation
+        let absent = objects.prefix(3).map { ManagedObjectID(temporaryFor: $0.entity).key }
+        #expect(registry.rekey(from: absent, to: Array(keys.prefix(3))) == 0)
+        #expect(registry.generation == unmoved, "nothing moved, nothing let go of")
+        #expect(registry.rekey(from: [keys[0]], to: [keys[1]]) == 1)
+        #expect(registry.count == objects.count - 1 && registry[keys[1]] === objects[0])
+        #expect(heldOnlyHere(&objects[1]))
+        registry.removeAll()
+        for index in objects.indices { #expect(heldOnlyHere(&objects[index]), "object \(index) was released once, not twice or never") }
+    }
+
     /// A saved store of `count` people.
     private func seeded(_ count: Int) throws -> PersistentStoreCoordinator {
         let url = try M.temporaryDirectory().appendingPathComponent("ownership.sqlite")

@@ -4,7 +4,8 @@ import Testing
 import PredicateDifferential
 
 /// The registry's hash table answers every lookup as a dictionary would, through growth,
-/// removals (which shift entries back), re-filing and emptying, for keys in runs (as a fetch
+/// removals (which shift entries back, or, many at once, mark slots and rebuild), re-filing
+/// and emptying, for keys in runs (as a fetch
 /// files them) and keys at random, of several entities and stores.
 @Suite("Object table", .timeLimit(.minutes(1)))
 struct ObjectTableTests {
@@ -59,7 +60,7 @@ struct ObjectTableTests {
         for step in 0..<20_000 {
             let key = generator.pick(universe)
             let object = Unmanaged.passUnretained(generator.pick(pool))
-            switch generator.int(0..<10) {
+            switch generator.int(0..<11) {
             case 0..<4:
                 let old = table.updateValue(object, forKey: key)
                 #expect(old?.toOpaque() == model.updateValue(object, forKey: key)?.toOpaque(), "step \(step): updateValue")
@@ -71,8 +72,23 @@ struct ObjectTableTests {
             case 6..<9:
                 let removed = table.removeValue(forKey: key)
                 #expect(removed?.toOpaque() == model.removeValue(forKey: key)?.toOpaque(), "step \(step): removeValue")
-            default:
+            case 9:
                 #expect(table[key]?.toOpaque() == model[key]?.toOpaque(), "step \(step): lookup")
+            default:
+                // Many keys at once: a run of the universe (sometimes past the table's
+                // threshold for marking removed slots and rebuilding), random keys, and one
+                // key twice (found the first time only).
+                let start = generator.int(0..<universe.count)
+                var keys = Array(universe[start..<Swift.min(universe.count, start + generator.int(0...700))])
+                for _ in 0..<generator.int(0...20) { keys.append(generator.pick(universe)) }
+                if let first = keys.first { keys.append(first) }
+                let removed = table.removeValues(forKeys: keys)
+                #expect(removed.count == keys.count, "step \(step): removeValues")
+                for (index, key) in keys.enumerated() where removed[index]?.toOpaque() != model.removeValue(forKey: key)?.toOpaque() {
+                    Issue.record("step \(step): removeValues of \(keys.count) keys, key \(index) (\(key))")
+                    break
+                }
+                check(table, against: model, probes: keys, "after removeValues at step \(step)")
             }
             if step % 2_000 == 1_999 { check(table, against: model, probes: universe, "after step \(step)") }
         }

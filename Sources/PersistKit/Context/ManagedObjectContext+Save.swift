@@ -215,9 +215,10 @@ extension ManagedObjectContext {
     /// returns them for a save request's inserted rows): in the registry, and in every changed
     /// object that points at one.
     ///
-    /// One pass over `objects`, in their order: each registered object moves to its new key in
-    /// the registry (``ObjectRegistry/rekey(from:to:)``, no retain or release; a save's new
-    /// keys are consecutive, so they fill the table in runs). Only a temporary ID that was
+    /// One pass over `objects`, in their order, gathers each one's old and new key; the
+    /// registry then moves them all at once (`ObjectRegistry.rekey(from:to:)` with both lists,
+    /// no retain or release, the table rebuilt at most once; a save's new keys are
+    /// consecutive, so they fill the table in runs). Only a temporary ID that was
     /// made can be held by a reference: those are collected on the way, and the changed
     /// objects are searched for references only when there are any (a large insert usually
     /// has none).
@@ -225,16 +226,22 @@ extension ManagedObjectContext {
         guard !assigned.isEmpty else { return }
         // Each temporary ID made before, with its permanent one.
         var madeIDs: [(ManagedObjectID, ManagedObjectID)] = []
-        for index in 0..<Swift.min(objects.count, assigned.count) {
+        let moving = Swift.min(objects.count, assigned.count)
+        var oldKeys: [ObjectKey] = []
+        var newKeys: [ObjectKey] = []
+        oldKeys.reserveCapacity(moving)
+        newKeys.reserveCapacity(moving)
+        for index in 0..<moving {
             guard let new = assigned[index] else { continue }
             // Unretained: `objects` holds every object for the whole loop.
             unowned(unsafe) let object = objects[index]
             // By key: a temporary ID never made is not made here (no reference can hold it).
-            let old = object.objectKey
+            oldKeys.append(object.objectKey)
+            newKeys.append(new.key)
             if object.hasMadeObjectID { madeIDs.append((object.objectID, new)) }
-            registered.rekey(from: old, to: new.key)
             object.objectID = new
         }
+        registered.rekey(from: oldKeys, to: newKeys)
         guard !madeIDs.isEmpty, anyChangedObjectHasReferences() else { return }
         var map: [ManagedObjectID: ManagedObjectID] = [:]
         map.reserveCapacity(madeIDs.count)

@@ -120,6 +120,27 @@ struct ObjectRegistry: ~Copyable {
         return true
     }
 
+    /// Files the objects registered under `oldKeys` under the key at the same index of
+    /// `newKeys` instead (as ``rekey(from:to:)`` does for one, but the table is rebuilt at
+    /// most once: ``ObjectTable/removeValues(forKeys:)``); returns how many it moved. The old
+    /// keys are all taken out before any new key is filed, so the two lists must not share a
+    /// key (a save's temporary keys and their permanent ones never do).
+    @discardableResult
+    mutating func rekey(from oldKeys: [ObjectKey], to newKeys: [ObjectKey]) -> Int {
+        precondition(oldKeys.count == newKeys.count, "ObjectRegistry.rekey: \(oldKeys.count) old keys, \(newKeys.count) new ones")
+        let taken = objects.removeValues(forKeys: oldKeys)
+        var moved = 0
+        for (object, newKey) in zip(taken, newKeys) {
+            guard let object else { continue }
+            moved += 1
+            if let displaced = objects.updateValue(object, forKey: newKey), displaced.toOpaque() != object.toOpaque() {
+                displaced.release()
+            }
+        }
+        if moved > 0 { generation &+= 1 }
+        return moved
+    }
+
     /// Removes every object (moving ``generation`` on).
     mutating func removeAll(keepingCapacity keepCapacity: Bool = false) {
         for object in takeAll(keepingCapacity: keepCapacity) { object.release() }
