@@ -1,5 +1,6 @@
 import Foundation
 @testable import PersistKit
+import PredicateDifferential
 
 /// The model the context tests share: breweries and beers (one-to-many), tags (many-to-many),
 /// passports (one-to-one), an abstract Drink with two sub-entities, and validation rules.
@@ -93,8 +94,6 @@ enum ContextTestModel {
     }
 
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("persistkit-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        try ScratchDirectory.make(prefix: "persistkit")
     }
 }

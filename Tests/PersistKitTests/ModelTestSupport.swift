@@ -1,5 +1,6 @@
 import Foundation
 @testable import PersistKit
+import PredicateDifferential
 
 /// Paths the model tests share.
 enum ModelTestSupport {
@@ -27,9 +28,7 @@ enum ModelTestSupport {
 
     /// A new empty temporary directory.
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("persistkit-model-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        try ScratchDirectory.make(prefix: "persistkit-model")
     }
 
     /// Loads a model from JSON text, with a fake source path for messages.

@@ -1,13 +1,12 @@
 import Foundation
 @testable import PersistKit
+import PredicateDifferential
 
 /// Helpers shared by the SQLite store tests: temporary files, models built in code, rows by name.
 enum SQLiteTestSupport {
     /// A new empty temporary directory.
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("persistd-sqlite-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+        try ScratchDirectory.make(prefix: "persistd-sqlite")
     }
 
     /// `<package root>/../shared/corpus`, or `nil` when it is absent.

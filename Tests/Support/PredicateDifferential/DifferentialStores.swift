@@ -58,8 +58,7 @@ public final class DifferentialStores: Sendable {
     /// Creates both stores, in a new temporary directory, and fills them with the rows `seed` gives.
     public init(seed: UInt64) throws {
         model = try Self.makeModel()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("persistd-differential-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try ScratchDirectory.make(prefix: "persistd-differential")
         let url = directory.appendingPathComponent("d.sqlite")
         sqlite = try SQLiteStore(model: model, configurationName: nil, url: url, options: StoreOptions())
         memory = try InMemoryStore(model: model, configurationName: nil, url: nil, options: StoreOptions())
