@@ -60,22 +60,29 @@ extension ManagedObjectContext {
         for keyPath in keyPaths {
             var sources = objects.filter { !$0._isDeleted }
             var current = entity
-            for component in keyPath.split(separator: ".").map(String.init) {
+            let components = keyPath.split(separator: ".").map(String.init)
+            for (hop, component) in components.enumerated() {
                 guard let relationship = current.relationshipsByName[component] ?? sources.lazy.compactMap({
                     $0.entity.relationshipsByName[component]
                 }).first, let destination = relationship.destinationEntity else {
                     throw PersistenceError(.persistentStoreOperation,
                                            "relationshipKeyPathsForPrefetching names \(keyPath), but \(current.name) has no relationship \(component)")
                 }
-                sources = try prefetch(relationship, for: sources)
+                sources = try prefetch(relationship, for: sources, gathering: hop < components.count - 1)
                 current = destination
                 if sources.isEmpty { break }
             }
         }
     }
 
-    /// Prefetches one relationship for `sources` and returns the destination objects.
-    private func prefetch(_ relationship: RelationshipDescription, for sources: [ManagedObject]) throws -> [ManagedObject] {
+    /// Prefetches one relationship for `sources` and returns the destination objects, the
+    /// sources of the next hop; with `gathering` false (the key path's last hop) it returns
+    /// none and gathers none.
+    ///
+    /// Gathering a hop's destinations retains each one once more, in an array the last hop
+    /// throws away, and the release of each comes when the objects are out of cache.
+    private func prefetch(_ relationship: RelationshipDescription, for sources: [ManagedObject],
+                          gathering: Bool) throws -> [ManagedObject] {
         // A struct, not a local function capturing two variables: variables a local function
         // captures get a dynamic exclusivity check at every access from the row closure below.
         var next = PrefetchedObjects()
@@ -93,7 +100,10 @@ extension ManagedObjectContext {
                 guard entityHasIt else { continue }
                 if source._isInserted || source.objectKey.isTemporaryID
                     || (!source.toMany.isEmpty && source.toMany[relationship.name]?.isLoaded == true) {
-                    for id in source.toManyMembers(relationship) { next.add(registeredObject(with: id)) }
+                    // Nothing to read: its members are the next hop's sources, if there is one.
+                    if gathering {
+                        for id in source.toManyMembers(relationship) { next.add(registeredObject(with: id)) }
+                    }
                 } else {
                     needing.append(source)
                 }
@@ -115,7 +125,7 @@ extension ManagedObjectContext {
             var rowsSoFar = 0
             var sourcesSoFar = 0
             try store.prefetchDestinations(of: needing.map(\.objectID), relationship: relationship, expect: { rowCount in
-                next.objects.reserveCapacity(next.objects.count + rowCount)
+                if gathering { next.objects.reserveCapacity(next.objects.count + rowCount) }
                 registered.reserveCapacity(registered.count + rowCount)
             }) { index, row in
                 let object = materialize(row, isRoot: true)
@@ -127,6 +137,7 @@ extension ManagedObjectContext {
                 }
                 rowsSoFar += 1
                 members[index].append(object)
+                if !gathering { return }
                 if checked { next.add(object) } else { next.objects.append(object) }
             }
             for (index, source) in needing.enumerated() {
@@ -143,7 +154,7 @@ extension ManagedObjectContext {
             let values = source._isFault ? source.pendingRow?.values : source.values
             guard let values, slot < values.count, case .object(let id) = values[slot] else { continue }
             let destination = registeredObject(with: id)
-            next.add(destination)
+            if gathering { next.add(destination) }
             if destination._isFault && destination.pendingRow == nil && !id.isTemporaryID && wantedSet.insert(id).inserted {
                 wanted.append(id)
             }
