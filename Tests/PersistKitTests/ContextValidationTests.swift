@@ -56,4 +56,32 @@ struct ContextValidationTests {
         _ = M.insert("Tag", into: context, ["name": "fresh"])
         #expect(throws: PersistenceError.self) { try context.save() }
     }
+
+    /// The store's own check inside the save's transaction, for a row another context or
+    /// process wrote after the saving context validated: a write reaching the store with a
+    /// colliding row fails as a constraint merge, says which row it collides with, and writes
+    /// nothing.
+    @Test func aCollisionFoundInsideTheTransactionNamesTheRowAndWritesNothing() throws {
+        let url = try M.temporaryDirectory().appendingPathComponent("unique.sqlite")
+        let coordinator = try M.coordinator(type: .sqlite, at: url)
+        let context = M.context(coordinator)
+        _ = M.insert("Tag", into: context, ["name": "hoppy"])
+        try context.save()
+        let store = try #require(coordinator.persistentStores.first as? SQLiteStore)
+        let tag = try #require(coordinator.managedObjectModel.entitiesByName["Tag"])
+        let nameSlot = try #require(tag.slotIndex(of: "name"))
+        var values = [StoreValue](repeating: .null, count: tag.slots.count)
+        values[nameSlot] = .string("hoppy")
+        var request = StoreSaveRequest()
+        request.inserted = [
+            RowSnapshot(objectID: ManagedObjectID(entity: tag, storeIdentifier: store.identifier, primaryKey: 40), version: 1, values: values),
+        ]
+        let error = #expect(throws: PersistenceError.self) { try store.save(request) }
+        #expect(error?.code == .managedObjectConstraintMerge)
+        #expect(error?.message.contains("collides with row 1 already in the store") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("another context or process wrote it after this save was validated") == true)
+        let reader = M.context(coordinator)
+        let rows = try reader.performAndWait { try reader.fetch(M.request("Tag")).count }
+        #expect(rows == 1, "the failed write left nothing")
+    }
 }

@@ -34,7 +34,8 @@ extension SQLiteStore {
                 let sql = "SELECT \"Z_PK\" FROM \(SQLiteSchema.quote(table.name)) WHERE \(conditions.joined(separator: " AND ")) AND \"Z_PK\" != ? LIMIT 1"
                 if let other = try connection.int64(sql, arguments + [.integer(row.objectID.primaryKey)]) {
                     throw PersistenceError(.managedObjectConstraintMerge,
-                                           "\(entity.name) \(constraint.joined(separator: ",")) collides with row \(other) saved by another connection (uniqueness constraint)",
+                                           "\(entity.name) \(constraint.joined(separator: ",")) collides with row \(other) already in the store "
+                                           + "(uniqueness constraint): another context or process wrote it after this save was validated",
                                            objectID: row.objectID, key: constraint.joined(separator: ","))
                 }
             }
