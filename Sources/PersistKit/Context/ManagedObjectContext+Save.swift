@@ -215,10 +215,12 @@ extension ManagedObjectContext {
     /// returns them for a save request's inserted rows): in the registry, and in every changed
     /// object that points at one.
     ///
-    /// One pass over `objects`, in their order, gathers each one's old and new key; the
-    /// registry then moves them all at once (`ObjectRegistry.rekey(from:to:)` with both lists,
-    /// no retain or release, the table rebuilt at most once; a save's new keys are
-    /// consecutive, so they fill the table in runs). Only a temporary ID that was
+    /// One pass over `objects`, in their order, moves each registered object to its new key
+    /// (no retain or release; a save's new keys are consecutive, so they fill the table in
+    /// runs): from ``ObjectTable/bulkRemovalMinimum`` objects on, the pass gathers the old and
+    /// new keys and the registry moves them all at once (`ObjectRegistry.rekey(from:to:)` with
+    /// both lists, the table rebuilt at most once); a smaller save moves each as it goes,
+    /// with no lists made. Only a temporary ID that was
     /// made can be held by a reference: those are collected on the way, and the changed
     /// objects are searched for references only when there are any (a large insert usually
     /// has none).
@@ -227,21 +229,28 @@ extension ManagedObjectContext {
         // Each temporary ID made before, with its permanent one.
         var madeIDs: [(ManagedObjectID, ManagedObjectID)] = []
         let moving = Swift.min(objects.count, assigned.count)
+        let together = moving >= ObjectTable.bulkRemovalMinimum
         var oldKeys: [ObjectKey] = []
         var newKeys: [ObjectKey] = []
-        oldKeys.reserveCapacity(moving)
-        newKeys.reserveCapacity(moving)
+        if together {
+            oldKeys.reserveCapacity(moving)
+            newKeys.reserveCapacity(moving)
+        }
         for index in 0..<moving {
             guard let new = assigned[index] else { continue }
             // Unretained: `objects` holds every object for the whole loop.
             unowned(unsafe) let object = objects[index]
             // By key: a temporary ID never made is not made here (no reference can hold it).
-            oldKeys.append(object.objectKey)
-            newKeys.append(new.key)
+            if together {
+                oldKeys.append(object.objectKey)
+                newKeys.append(new.key)
+            } else {
+                registered.rekey(from: object.objectKey, to: new.key)
+            }
             if object.hasMadeObjectID { madeIDs.append((object.objectID, new)) }
             object.objectID = new
         }
-        registered.rekey(from: oldKeys, to: newKeys)
+        if together { registered.rekey(from: oldKeys, to: newKeys) }
         guard !madeIDs.isEmpty, anyChangedObjectHasReferences() else { return }
         var map: [ManagedObjectID: ManagedObjectID] = [:]
         map.reserveCapacity(madeIDs.count)

@@ -153,11 +153,13 @@ struct ObjectTable: ~Copyable {
     /// One by one, each removal scans the rest of its run of occupied slots to shift entries
     /// back, and a save's new objects, filed in runs of keys, make long runs: re-keying 50,000
     /// of them spent about 1,100 instructions per object there (callgrind, workload 1). From
-    /// one key per 16 slots on, each removed slot is marked instead (a probe passes a marked
-    /// slot as it passes a full one, so every later key is still found) and the entries left
-    /// are then moved once into new storage of the same size, which drops the marks.
+    /// ``bulkRemovalMinimum`` keys and one key per 16 slots on, each removed slot is marked
+    /// instead (a probe passes a marked slot as it passes a full one, so every later key is
+    /// still found) and the entries left are then moved once into new storage of the same
+    /// size, which drops the marks. Fewer keys are removed one by one: new storage for a save
+    /// of one object into a small table would cost more than the scan it saves.
     mutating func removeValues(forKeys removedKeys: [ObjectKey]) -> [Unmanaged<ManagedObject>?] {
-        guard mask >= 0, removedKeys.count * 16 >= mask + 1 else {
+        guard mask >= 0, removedKeys.count >= Self.bulkRemovalMinimum, removedKeys.count * 16 >= mask + 1 else {
             return removedKeys.map { removeValue(forKey: $0) }
         }
         var removed: [Unmanaged<ManagedObject>?] = []
@@ -175,6 +177,9 @@ struct ObjectTable: ~Copyable {
         moveEntries(toSlots: mask + 1)
         return removed
     }
+
+    /// The fewest keys ``removeValues(forKeys:)`` removes by marking slots and rebuilding.
+    static var bulkRemovalMinimum: Int { 64 }
 
     /// What a slot emptied by ``removeValues(forKeys:)`` holds until the table is rebuilt: a
     /// nonzero address no object has (objects are aligned), so unwrapping it cannot fail.
