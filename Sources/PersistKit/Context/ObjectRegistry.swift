@@ -114,9 +114,7 @@ struct ObjectRegistry: ~Copyable {
     mutating func rekey(from old: ObjectKey, to new: ObjectKey) -> Bool {
         guard let object = objects.removeValue(forKey: old) else { return false }
         generation &+= 1
-        if let displaced = objects.updateValue(object, forKey: new), displaced.toOpaque() != object.toOpaque() {
-            displaced.release()
-        }
+        refile(object, under: new)
         return true
     }
 
@@ -133,12 +131,19 @@ struct ObjectRegistry: ~Copyable {
         for (object, newKey) in zip(taken, newKeys) {
             guard let object else { continue }
             moved += 1
-            if let displaced = objects.updateValue(object, forKey: newKey), displaced.toOpaque() != object.toOpaque() {
-                displaced.release()
-            }
+            refile(object, under: newKey)
         }
         if moved > 0 { generation &+= 1 }
         return moved
+    }
+
+    /// Files `object`, just taken out of the table with the registry's retain of it, under
+    /// `key`, letting go of another object filed there (the caller moves ``generation`` on).
+    @inline(__always)
+    private mutating func refile(_ object: Unmanaged<ManagedObject>, under key: ObjectKey) {
+        if let displaced = objects.updateValue(object, forKey: key), displaced.toOpaque() != object.toOpaque() {
+            displaced.release()
+        }
     }
 
     /// Removes every object (moving ``generation`` on).
