@@ -121,7 +121,7 @@ public enum Daemon {
     private static func stop(_ server: Server) {
         if let commits = server.state.sqliteStore?.groupCommitCounters, commits.groups > 0 {
             Logger.daemon.log(.info, "group commit: \(commits.committed + commits.failed) writes in \(commits.groups) transactions"
-                + " (largest \(commits.largestGroup), \(commits.failed) failed)")
+                + " (largest \(commits.largestGroup), \(commits.failed) failed, \(commits.ledWhenIdle) committed on the saving thread)")
         }
         server.shutdown {
             Logger.daemon.log(.notice, "stopped")

@@ -180,9 +180,9 @@ struct PipelinedBatchTests {
         #expect(daemon.stop() == 0)
         let line = daemon.standardError.split(separator: "\n").first { $0.contains("group commit: ") }
         let numbers = (line ?? "").split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
-        // "group commit: N writes in M transactions (largest L, F failed)"
-        #expect(numbers.count == 4, "\(daemon.standardError)")
-        if numbers.count == 4 {
+        // "group commit: N writes in M transactions (largest L, F failed, K committed on the saving thread)"
+        #expect(numbers.count == 5, "\(daemon.standardError)")
+        if numbers.count == 5 {
             #expect(numbers[0] == pairs - 1)
             #expect(numbers[1] < numbers[0] && numbers[2] > 1, "\(line ?? "")")
             #expect(numbers[3] == 0)

@@ -29,8 +29,16 @@ extension ManagedObjectContext {
     /// ``rollback()``, until `completion` runs (``hasOverlappingSaves``). If the write fails,
     /// its objects are put back, inserted, in front of any inserted since: they are pending
     /// again, for the next save (which a save queued behind the failed one is not).
+    ///
+    /// `leadingIfIdle`: when the store's group commit has nothing else going on (no group
+    /// running, no write waiting or expected from another thread), the write is committed on
+    /// this thread and `completion` runs before this returns, with no thread woken; otherwise
+    /// the write is queued as without it. For a caller whose thread has nothing else to do
+    /// meanwhile (an event loop with no other client waiting); a thread serving others should
+    /// not take it, as the transaction holds it for the commit's writes.
     @discardableResult
-    package func saveQueued(overlapping: Bool = false, completion: @escaping ((any Error)?) -> Void) -> Bool {
+    package func saveQueued(overlapping: Bool = false, leadingIfIdle: Bool = false,
+                            completion: @escaping ((any Error)?) -> Void) -> Bool {
         onQueue {
             do {
                 guard let save = try prepareSave() else {
@@ -49,20 +57,25 @@ extension ManagedObjectContext {
                 }
                 let (plan, known) = try commitPlan(for: save)
                 let queued = QueuedSave(store: store, save: save, plan: plan, known: known,
-                                        overlapping: overlapping && mayOverlap(save))
+                                        overlapping: overlapping && mayOverlap(save), leadingIfIdle: leadingIfIdle)
                 if queued.overlapping {
                     insertedInOrder.removeAll()
                     takenBackInFront = 0
                     overlappingSaves += 1
                 }
                 do {
-                    try submit(queued, completion: completion)
+                    // Called on the context's queue (``finish(_:_:completion:)``), before
+                    // `submit` returns when this thread committed the write itself.
+                    try submit(queued) { error in
+                        queued.isFinished = true
+                        completion(error)
+                    }
                 } catch {
                     // Nothing was queued: the objects are pending again.
                     if queued.overlapping { takeBack(queued) }
                     throw error
                 }
-                return queued.overlapping
+                return queued.overlapping || queued.isFinished
             } catch {
                 completion(error)
                 return true
@@ -70,12 +83,12 @@ extension ManagedObjectContext {
         }
     }
 
-    /// Whether a save queued with ``saveQueued(overlapping:completion:)`` is still to finish
+    /// Whether a save queued with ``saveQueued(overlapping:leadingIfIdle:completion:)`` is still to finish
     /// with its objects out of the change sets (a PersistKit addition).
     package var hasOverlappingSaves: Bool { onQueue { overlappingSaves > 0 } }
 
     /// Whether `save` may overlap the context's later work (see
-    /// ``saveQueued(overlapping:completion:)``): it saves every pending change, and they are
+    /// ``saveQueued(overlapping:leadingIfIdle:completion:)``): it saves every pending change, and they are
     /// new plain objects that no other object refers to, and whose uniqueness constraints, if
     /// any, a clash can only fail (the error policy), so no later change can touch its objects,
     /// and no conflict can change them. (A clash with a save still in flight is found by the
@@ -122,12 +135,12 @@ extension ManagedObjectContext {
         if overlappingSaves == 0 { takenBackInFront = 0 }
     }
 
-    /// Whether ``saveQueued(overlapping:completion:)`` queues this context's writes: it is a root context
+    /// Whether ``saveQueued(overlapping:leadingIfIdle:completion:)`` queues this context's writes: it is a root context
     /// whose coordinator has one SQLite store for every entity. Otherwise it saves at once,
     /// and may wait for the store's write lock.
     package var queuesSaves: Bool { queueingStore != nil }
 
-    /// The store ``saveQueued(overlapping:completion:)`` queues writes for, if it does.
+    /// The store ``saveQueued(overlapping:leadingIfIdle:completion:)`` queues writes for, if it does.
     private var queueingStore: SQLiteStore? {
         guard settings.withLock({ $0.parent == nil }) else { return nil }
         return persistentStoreCoordinator?.soleStoreForEveryEntity() as? SQLiteStore
@@ -142,7 +155,7 @@ extension ManagedObjectContext {
             request = entry.request
             queued.insertedObjects = entry.objects(split: split, plan: queued.plan)
         }
-        queued.store.saveAssigningKeysQueued(request) { [self] result in
+        queued.store.saveAssigningKeysQueued(request, leadingIfIdle: queued.leadingIfIdle) { [self] result in
             performAndWait { finish(queued, result, completion: completion) }
         }
     }
@@ -173,7 +186,7 @@ extension ManagedObjectContext {
 }
 
 /// A save whose write is queued for a SQLite store's group commit
-/// (``ManagedObjectContext/saveQueued(completion:)``), between its two halves.
+/// (``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completion:)``), between its two halves.
 private final class QueuedSave: @unchecked Sendable {
     // @unchecked Sendable: made on the context's queue, and used only there: the write's
     // completion reads it inside the context's `performAndWait`, and the store's threads
@@ -187,15 +200,21 @@ private final class QueuedSave: @unchecked Sendable {
     /// The objects of the request's inserted rows, by position.
     var insertedObjects: [ManagedObject] = []
     /// The save's objects are out of the context's change sets while its write is queued
-    /// (``ManagedObjectContext/saveQueued(overlapping:completion:)``).
+    /// (``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completion:)``).
     let overlapping: Bool
+    /// The saving thread commits the write itself when the group commit is idle
+    /// (``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completion:)``).
+    let leadingIfIdle: Bool
+    /// Whether the save's completion ran (on the context's queue).
+    var isFinished = false
 
     init(store: SQLiteStore, save: ManagedObjectContext.PreparedSave, plan: CommitPlan, known: StoreWrites.Known?,
-         overlapping: Bool) {
+         overlapping: Bool, leadingIfIdle: Bool) {
         self.store = store
         self.save = save
         self.plan = plan
         self.known = known
         self.overlapping = overlapping
+        self.leadingIfIdle = leadingIfIdle
     }
 }

@@ -326,7 +326,8 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
         // Reads are answered before `handle` returns, on this thread: their replies are
         // taken here, without a hop; later replies (writes) come back as a loop task.
         let handoff = Locked<(inHandle: Bool, replies: [WireReply]?)>((true, nil))
-        session.handle(requests) { [self] replies in
+        // With no other client ready on this loop, a lone insert+save may commit here.
+        session.handle(requests, onIdleThread: loop.isOtherwiseIdle) { [self] replies in
             let taken = handoff.withLock { state -> Bool in
                 guard state.inHandle else { return false }
                 state.replies = replies

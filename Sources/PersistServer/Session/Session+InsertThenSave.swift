@@ -15,10 +15,11 @@ extension Session {
     /// does for `get`).
     ///
     /// The two replies go to `then`, on the context's queue; the save is made as `mode` says: a
-    /// queued save's `then` runs once its write is done (see ``saveCounts(_:mode:then:)``), else
+    /// queued save's `then` runs once its write is done (see ``saveCounts(_:mode:leadingIfIdle:then:)``), else
     /// before this returns. Returns whether the context may be used before `then` runs.
     @discardableResult
-    func insertThenSave(_ insert: WireRequest, _ save: WireRequest, mode: SaveMode, then: @escaping ([WireReply]) -> Void) -> Bool {
+    func insertThenSave(_ insert: WireRequest, _ save: WireRequest, mode: SaveMode, leadingIfIdle: Bool = false,
+                        then: @escaping ([WireReply]) -> Void) -> Bool {
         Logger.daemon.log(.debug, "request", [.requestID(insert.id.encoded), .op(insert.op)] + LogField.peer(peer))
         Logger.daemon.log(.debug, "request", [.requestID(save.id.encoded), .op(save.op)] + LogField.peer(peer))
         let access = self.access()
@@ -28,11 +29,12 @@ extension Session {
         }
         // The save's write is expected from the insert on: a group committing meanwhile waits
         // for it a little (Session+Save.swift).
-        return expectingWrite { insertedThenSaved(insert, save, mode: mode, then: then) }
+        return expectingWrite { insertedThenSaved(insert, save, mode: mode, leadingIfIdle: leadingIfIdle, then: then) }
     }
 
-    /// ``insertThenSave(_:_:mode:then:)`` once access is granted.
-    private func insertedThenSaved(_ insert: WireRequest, _ save: WireRequest, mode: SaveMode, then: @escaping ([WireReply]) -> Void) -> Bool {
+    /// ``insertThenSave(_:_:mode:leadingIfIdle:then:)`` once access is granted.
+    private func insertedThenSaved(_ insert: WireRequest, _ save: WireRequest, mode: SaveMode, leadingIfIdle: Bool,
+                                   then: @escaping ([WireReply]) -> Void) -> Bool {
         // A change starting on a context with none pending (and no save of its own in flight)
         // starts a transaction: read fresh.
         if !context.hasChanges && !context.hasOverlappingSaves { context.reset() }
@@ -41,7 +43,9 @@ extension Session {
             object = try insertedObject(insert.body)
         } catch {
             // The save saves what is pending, if anything (nothing, when the context was clean).
-            return grantedSaveReply(save, mode: mode == .now ? .now : .queued) { then([.failure(id: insert.id, error: error), $0]) }
+            return grantedSaveReply(save, mode: mode == .now ? .now : .queued, leadingIfIdle: leadingIfIdle) {
+                then([.failure(id: insert.id, error: error), $0])
+            }
         }
         // The reply's object is written now, as inserted (version 0), all but its ID, which is
         // written in front of it once it is the permanent one.
@@ -49,7 +53,7 @@ extension Session {
         afterID.reserveCapacity(256)
         WireObjectWriter.write(object, afterIDWith: nil, to: &afterID)
         let queued = mode != .now
-        return saveCounts(save.body, mode: mode) { [self] outcome in
+        return saveCounts(save.body, mode: mode, leadingIfIdle: leadingIfIdle) { [self] outcome in
             let saveReply: WireReply
             switch outcome {
             case .success(let counts): saveReply = .encodedSuccess(id: save.id, result: Self.saveResult(counts))

@@ -16,7 +16,7 @@ extension Session {
     func saveCounts(_ body: JSON) throws(WireError) -> SaveCounts {
         var outcome: Result<SaveCounts, WireError>?
         saveCounts(body, mode: .now) { outcome = $0 }
-        // Not queued: the save ran, and called back, before saveCounts(_:mode:then:) returned.
+        // Not queued: the save ran, and called back, before saveCounts(_:mode:leadingIfIdle:then:) returned.
         guard let outcome else { preconditionFailure("Session: a save that is not queued called back late") }
         return try outcome.get()
     }
@@ -24,7 +24,7 @@ extension Session {
     /// How many objects a save inserted, updated and deleted.
     typealias SaveCounts = (inserted: Int, updated: Int, deleted: Int)
 
-    /// How ``saveCounts(_:mode:then:)`` saves.
+    /// How ``saveCounts(_:mode:leadingIfIdle:then:)`` saves.
     enum SaveMode {
         /// `ManagedObjectContext.save()`: done when the call returns.
         case now
@@ -41,10 +41,13 @@ extension Session {
     /// failed, to `then`, on the context's queue. A queued save (`mode`) returns before its
     /// write is done; `then` runs once it is, from the committer's thread. Queued saves run only
     /// in a batch of writes, which holds off the session's `close` until it is answered
-    /// (``writeReplies(_:then:)``). Returns whether the context may be used before `then`
+    /// (``writeReplies(_:leadingIfIdle:then:)``). Returns whether the context may be used before `then`
     /// runs: `then` ran already, or the save overlaps (see ``SaveMode``).
     @discardableResult
-    func saveCounts(_ body: JSON, mode: SaveMode, then: @escaping (Result<SaveCounts, WireError>) -> Void) -> Bool {
+    /// `leadingIfIdle`: a queued save commits on this thread when the store's group commit is
+    /// idle (`ManagedObjectContext.saveQueued(overlapping:leadingIfIdle:completion:)`).
+    func saveCounts(_ body: JSON, mode: SaveMode, leadingIfIdle: Bool = false,
+                    then: @escaping (Result<SaveCounts, WireError>) -> Void) -> Bool {
         let policy: MergePolicy?
         do throws(WireError) {
             policy = try Self.mergePolicy(RequestFields(body, op: "save"))
@@ -76,27 +79,28 @@ extension Session {
             }
             return true
         }
-        return context.saveQueued(overlapping: mode == .overlapping && policy == nil, completion: finish)
+        return context.saveQueued(overlapping: mode == .overlapping && policy == nil, leadingIfIdle: leadingIfIdle, completion: finish)
     }
 
     /// The reply to a `save` of a batch of writes, saved as `mode` says
-    /// (``saveCounts(_:mode:then:)``): `then` gets it once the save is done. Returns whether
+    /// (``saveCounts(_:mode:leadingIfIdle:then:)``): `then` gets it once the save is done. Returns whether
     /// the context may be used before `then` runs.
     @discardableResult
-    func saveReply(_ request: WireRequest, mode: SaveMode, then: @escaping (WireReply) -> Void) -> Bool {
+    func saveReply(_ request: WireRequest, mode: SaveMode, leadingIfIdle: Bool = false, then: @escaping (WireReply) -> Void) -> Bool {
         guard access().allows(request.op) else {
             then(.failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op)))
             return true
         }
         Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
-        return grantedSaveReply(request, mode: mode, then: then)
+        return grantedSaveReply(request, mode: mode, leadingIfIdle: leadingIfIdle, then: then)
     }
 
-    /// ``saveReply(_:mode:then:)`` once access is granted and the request logged.
+    /// ``saveReply(_:mode:leadingIfIdle:then:)`` once access is granted and the request logged.
     @discardableResult
-    func grantedSaveReply(_ request: WireRequest, mode: SaveMode, then: @escaping (WireReply) -> Void) -> Bool {
+    func grantedSaveReply(_ request: WireRequest, mode: SaveMode, leadingIfIdle: Bool = false,
+                          then: @escaping (WireReply) -> Void) -> Bool {
         expectingWrite {
-            saveCounts(request.body, mode: mode) { outcome in
+            saveCounts(request.body, mode: mode, leadingIfIdle: leadingIfIdle) { outcome in
                 switch outcome {
                 case .success(let counts): then(.encodedSuccess(id: request.id, result: Self.saveResult(counts)))
                 case .failure(let error): then(.failure(id: request.id, error: error))

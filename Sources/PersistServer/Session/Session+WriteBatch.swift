@@ -6,7 +6,7 @@ extension Session {
     ///
     /// Saves are queued for the store's group commit, so no thread waits for a `COMMIT`:
     /// - an `insert`+`save` unit overlaps the units after it when its save writes new objects
-    ///   alone (`ManagedObjectContext.saveQueued(overlapping:completion:)`): the next unit runs
+    ///   alone (`ManagedObjectContext.saveQueued(overlapping:leadingIfIdle:completion:)`): the next unit runs
     ///   while its write waits for its group, and a pipelined batch's saves commit together;
     /// - any other request waits until the saves before it are done, and the batch goes on in
     ///   a hop to the context's queue; a `save` that ends the batch is queued, one in the
@@ -19,9 +19,12 @@ extension Session {
     /// A `close` that comes while the batch waits for a save is held off until the batch is
     /// answered (``writeBatches``): its saves' objects are between their two halves, and,
     /// between two saves, the rest of the batch is still to run.
-    func writeReplies(_ requests: [WireRequest], then: @escaping ([WireReply]) -> Void) {
+    ///
+    /// `leadingIfIdle`: the batch's saves commit on this thread when the store's group commit
+    /// is idle (`ManagedObjectContext.saveQueued(overlapping:leadingIfIdle:completion:)`).
+    func writeReplies(_ requests: [WireRequest], leadingIfIdle: Bool = false, then: @escaping ([WireReply]) -> Void) {
         writeBatches.withLock { $0.inFlight += 1 }
-        advance(WriteBatch(requests) { [self] replies in
+        advance(WriteBatch(requests, leadingIfIdle: leadingIfIdle) { [self] replies in
             then(replies)
             // The last batch in flight runs the close that came meanwhile, if any.
             let close = writeBatches.withLock { state -> (() -> Void)? in
@@ -47,7 +50,8 @@ extension Session {
             if request.op == "insert", index + 1 < requests.count, requests[index + 1].op == "save" {
                 batch.next += 2
                 batch.inFlight += 1
-                let free = insertThenSave(request, requests[index + 1], mode: .overlapping) { [self] unit in
+                let free = insertThenSave(request, requests[index + 1], mode: .overlapping,
+                                          leadingIfIdle: batch.leadingIfIdle) { [self] unit in
                     batch.replies[index] = unit[0]
                     batch.replies[index + 1] = unit[1]
                     unitDone(batch)
@@ -60,7 +64,8 @@ extension Session {
             batch.next += 1
             if request.op == "save" {
                 batch.inFlight += 1
-                let free = saveReply(request, mode: index + 1 == requests.count ? .queued : .now) { [self] reply in
+                let free = saveReply(request, mode: index + 1 == requests.count ? .queued : .now,
+                                     leadingIfIdle: batch.leadingIfIdle) { [self] reply in
                     batch.replies[index] = reply
                     unitDone(batch)
                 }

@@ -44,7 +44,7 @@ public final class Session: Sendable {
     /// value pairs a generation with the access decided under it (read together under the
     /// state's lock), so a value written late by a slower thread is at worst decided again.
     private let admission = Atomic<UInt64>(.max)
-    /// Whether batches of writes are in flight (``writeReplies(_:then:)``), and the session's
+    /// Whether batches of writes are in flight (``writeReplies(_:leadingIfIdle:then:)``), and the session's
     /// `close` held off until none is (``close(completion:)``): while a batch waits for its
     /// queued saves the context's queue is free, but the saves' objects are between their two
     /// halves, and the batch has requests still to run.
@@ -174,7 +174,12 @@ public final class Session: Sendable {
     /// context, and consecutive writes (see ``isBatchableWrite(_:)``) run one after the other in
     /// one hop to the session's context, as if they had arrived at once; anything else goes one
     /// by one.
-    func handle(_ requests: [WireRequest], completion: @escaping @Sendable ([WireReply]) -> Void) {
+    ///
+    /// `onIdleThread`: the calling thread has nothing else waiting for it (an event loop with
+    /// no other client ready): a lone `insert`+`save` unit may then commit on it, when the
+    /// store's group commit is idle too, and answer before this returns, with no thread woken
+    /// (``write(_:onIdleThread:completion:)``).
+    func handle(_ requests: [WireRequest], onIdleThread: Bool = false, completion: @escaping @Sendable ([WireReply]) -> Void) {
         guard requests.count > 1 else {
             handle(requests[0]) { completion([$0]) }
             return
@@ -183,27 +188,36 @@ public final class Session: Sendable {
         guard requests.allSatisfy(Self.isBatchableWrite) else {
             preconditionFailure("Session: a batch of several requests must be all reads or all writes")
         }
-        write(requests, completion: completion)
+        write(requests, onIdleThread: onIdleThread, completion: completion)
     }
 
     /// Runs the writes `requests` in order in one asynchronous hop to the session's context
     /// (see ``handle(_:completion:)`` for why writes go asynchronously). Each write succeeds or
     /// fails on its own, as when they come one by one: a failed one does not stop the ones
     /// after it (an `insert`+`save` unit started while a failed one was in flight does not
-    /// save the failed one's objects, ``writeReplies(_:then:)``).
-    private func write(_ requests: [WireRequest], completion: @escaping @Sendable ([WireReply]) -> Void) {
+    /// save the failed one's objects, ``writeReplies(_:leadingIfIdle:then:)``).
+    ///
+    /// A single `insert`+`save` unit that starts on the calling thread, when `onIdleThread`
+    /// says that thread has nothing else to do, commits there if the store's group commit is
+    /// idle (`ManagedObjectContext.saveQueued(overlapping:leadingIfIdle:completion:)`): a
+    /// client saving alone is answered without the two thread wake-ups of a hand-over to the
+    /// committer and back. Several units, or a thread with other clients ready, queue as usual,
+    /// so that their saves share groups.
+    private func write(_ requests: [WireRequest], onIdleThread: Bool = false, completion: @escaping @Sendable ([WireReply]) -> Void) {
         let context = self.context
         // A save among them is expected by the group commit from now on (Session+Save.swift).
         let announced = announceWrite(for: requests)
+        let startsHere = startsOnCallingThread(requests)
+        let leadingIfIdle = startsHere && onIdleThread && requests.count == 2
         let run: @Sendable () -> Void = { [self] in
             expectingWrite(adoptingAnnouncement: announced) {
-                writeReplies(requests) { [self] replies in
+                writeReplies(requests, leadingIfIdle: leadingIfIdle) { [self] replies in
                     hasPendingChanges.store(context.hasChanges, ordering: .releasing)
                     completion(replies)
                 }
             }
         }
-        if startsOnCallingThread(requests) {
+        if startsHere {
             context.performAndWait(run)
         } else {
             context.perform(run)

@@ -1,5 +1,5 @@
 /// The writes of one batch on their way through a session's context
-/// (``Session/writeReplies(_:then:)``).
+/// (``Session/writeReplies(_:leadingIfIdle:then:)``).
 final class WriteBatch {
     /// The batch's requests.
     let requests: [WireRequest]
@@ -11,12 +11,16 @@ final class WriteBatch {
     var inFlight = 0
     /// Whether ``Session`` is running the batch's requests in a loop right now.
     var isAdvancing = false
+    /// Whether the batch's saves commit on the calling thread when the store's group commit is
+    /// idle (``Session/writeReplies(_:leadingIfIdle:then:)``).
+    let leadingIfIdle: Bool
     /// Gets the replies once every request is answered.
     private let then: ([WireReply]) -> Void
 
     /// A batch of `requests`, none started yet.
-    init(_ requests: [WireRequest], then: @escaping ([WireReply]) -> Void) {
+    init(_ requests: [WireRequest], leadingIfIdle: Bool = false, then: @escaping ([WireReply]) -> Void) {
         self.requests = requests
+        self.leadingIfIdle = leadingIfIdle
         self.replies = Array(repeating: nil, count: requests.count)
         self.then = then
     }

@@ -27,6 +27,8 @@ final class Epoll: @unchecked Sendable {
     struct Event {
         var token: UInt64
         var events: Events
+        /// How many events the same wait reported after this one.
+        var reportedAfter: Int = 0
     }
 
     /// The token of the wake-up eventfd's registration.
@@ -103,7 +105,7 @@ final class Epoll: @unchecked Sendable {
                 var value: UInt64 = 0
                 _ = Glibc.read(wakeDescriptor, &value, MemoryLayout<UInt64>.size)
             }
-            body(Event(token: token, events: Events(rawValue: event.events)))
+            body(Event(token: token, events: Events(rawValue: event.events), reportedAfter: Int(count) - index - 1))
         }
         return Int(count)
     }

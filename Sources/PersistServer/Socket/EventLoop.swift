@@ -14,7 +14,7 @@ protocol EventLoopHandler: AnyObject {
 /// as long as it is touched only from its handler and from tasks given to its loop. A task
 /// handed over from another thread wakes the loop through the epoll instance's eventfd.
 final class EventLoop: @unchecked Sendable {
-    // @unchecked Sendable: `handlers`, `nextToken`, `isStopping` and `readBuffer`'s bytes are
+    // @unchecked Sendable: `handlers`, `nextToken`, `isStopping`, `handlingEvent`, `eventsAfterCurrent`, the last event's token and times, and `readBuffer`'s bytes are
     // touched only on the loop's thread; `tasks` is under its `Locked`; `epoll` is immutable (its calls are
     // thread-safe system calls).
 
@@ -29,6 +29,32 @@ final class EventLoop: @unchecked Sendable {
     /// A handler or task wrote something to a client since the loop last looked (see
     /// ``noteOutput()``); on the loop's thread.
     private var wroteOutput = false
+    /// Whether a handler is running for an event of the current wait; on the loop's thread.
+    private var handlingEvent = false
+    /// How many events the current wait reported after the one being handled.
+    private var eventsAfterCurrent = 0
+    /// The registration of the last event handled, and when (uptime, nanoseconds).
+    private var lastEventToken: UInt64 = 0
+    private var lastEventTime: UInt64 = 0
+    /// When an event of another registration than the current run's was last handled (0: never).
+    private var othersLastSeen: UInt64 = 0
+    /// How long the other registrations must have been quiet for ``isOtherwiseIdle``: 1 ms, some
+    /// thirty round trips of a busy client on this machine.
+    private static let othersQuietNanoseconds: UInt64 = 1_000_000
+
+    /// Whether the loop has nothing to do after the event being handled: it is handling one
+    /// (not running a task), the same wait reported no other, no other registration had an
+    /// event in the last millisecond, and no task is waiting. A handler may then do a short
+    /// blocking job itself (commit a lone write) rather than hand it to another thread and be
+    /// woken for its result: as far as the loop can tell, one client is talking to it. (Other
+    /// clients that are merely between requests, as many clients are right after a group of
+    /// saves was answered, would otherwise wait behind the job.) On the loop's thread.
+    var isOtherwiseIdle: Bool {
+        guard handlingEvent, eventsAfterCurrent == 0 else { return false }
+        guard othersLastSeen == 0 || lastEventTime &- othersLastSeen > Self.othersQuietNanoseconds else { return false }
+        return tasks.withLock { $0.waiting.isEmpty }
+    }
+
     /// The most events one wait takes.
     private static let eventsPerWait = 256
     /// The bytes one `read` of a connection takes at most.
@@ -119,7 +145,16 @@ final class EventLoop: @unchecked Sendable {
         while !isStopping {
             let count = epoll.wait(timeout: idlePolls < Self.pollsBeforeSleeping ? 0 : -1) { event in
                 guard event.token != Epoll.wakeToken, let handler = handlers[event.token] else { return }
+                let now = DispatchTime.now().uptimeNanoseconds
+                if event.token != lastEventToken {
+                    othersLastSeen = lastEventTime
+                    lastEventToken = event.token
+                }
+                lastEventTime = now
+                eventsAfterCurrent = event.reportedAfter
+                handlingEvent = true
                 handler.handle(event.events)
+                handlingEvent = false
             }
             runTasks()
             if wroteOutput {

@@ -26,7 +26,9 @@ import Foundation
 /// the groups such writes start and runs each queued write's completion once its group is done
 /// (a group led by a waiting thread hands its queued members' completions to the committer).
 /// A context's save then frees its thread while the store commits, and a group of N queued
-/// writes costs the committer one wake-up instead of N threads parked on semaphores.
+/// writes costs the committer one wake-up instead of N threads parked on semaphores. A queued
+/// write submitted with nothing else going on may be led by its own thread instead
+/// (`leadingIfIdle`), which then runs its completion itself: a lone write costs no wake-up.
 ///
 /// A thread about to make a write can say so first (``expectWrite()``, ``settleExpectedWrite()``;
 /// what PostgreSQL's `commit_delay` with `commit_siblings` guesses from the backends in a
@@ -42,7 +44,8 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     // semaphore in `submit`, and reads it only once woken, after taking `lock` (which the
     // leader took after setting it); a queued write has no such thread: the committer reads its
     // `failure` and clears its `completion` and `body` after taking it from `completions` under
-    // `lock`, once its group is done, when no other thread touches the write any more.
+    // `lock`, once its group is done, when no other thread touches the write any more (or, for
+    // a queued write its own thread led, that thread, after its group is done).
 
     /// One write waiting for, or taking part in, a group.
     final class Write {
@@ -87,6 +90,9 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         var failed = 0
         /// The size of the largest group so far.
         var largestGroup = 0
+        /// Queued writes whose own thread led their group, the queue being idle
+        /// (``SQLiteCommitQueue/submitQueued(_:leadingIfIdle:runGroup:)``).
+        var ledWhenIdle = 0
     }
 
     /// Guards the queue's state (see the `@unchecked Sendable` note above); the committer thread
@@ -160,12 +166,33 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     /// running group or the next one (led by the committer thread, unless a waiting thread
     /// leads it first), and its completion is called on the committer thread once its group's
     /// `COMMIT` returned, or the write failed. `runGroup` is as for ``submit(_:runGroup:)``.
-    func submitQueued(_ write: Write, runGroup: @escaping ([Write]) -> Void) {
+    ///
+    /// `leadingIfIdle`: when no group runs, no write waits, no completion is pending, and no
+    /// other thread expects or announced a write, the calling thread leads the write's group
+    /// itself and calls the completion before this returns, as a write made alone by a waiting
+    /// thread would: a lone write then wakes neither the committer nor, through it, the thread
+    /// waiting for its completion. Writes that come meanwhile join the group, or wait for the
+    /// next one, as they would for the committer's group; the completions of queued writes that
+    /// joined still run on the committer thread.
+    func submitQueued(_ write: Write, leadingIfIdle: Bool = false, runGroup: @escaping ([Write]) -> Void) {
         precondition(write.isQueued, "SQLiteCommitQueue: a queued write needs a completion")
         lock.lock()
+        removeExpectation()
+        if leadingIfIdle && isIdle {
+            counters.ledWhenIdle += 1
+            waiting.append(write)
+            let (waiters, next) = leadGroup(runGroup, completingHere: write)
+            lock.unlock()
+            next?.wake.signal()
+            for member in waiters { member.wake.signal() }
+            let completion = write.completion
+            write.completion = nil
+            write.body = nil
+            completion?(write.failure)
+            return
+        }
         waiting.append(write)
         queuedRunGroup = runGroup
-        removeExpectation()
         let awaiting = leaderAwaitsArrival
         // A running group takes it (as a joiner, or its leader wakes the committer for the
         // next group when it ends); with none running, the committer leads.
@@ -179,7 +206,10 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     /// done and hands the queued ones' completions to the committer; returns the members whose
     /// threads wait (to wake), and the waiting write to wake to lead the next group (`nil` when
     /// none waits, or when the oldest is queued: the committer then leads).
-    private func leadGroup(_ runGroup: ([Write]) -> Void) -> (waiters: [Write], next: Write?) {
+    ///
+    /// `completingHere`: a queued member whose completion the calling thread runs itself, once
+    /// this returns; it is neither handed to the committer nor returned to wake.
+    private func leadGroup(_ runGroup: ([Write]) -> Void, completingHere own: Write? = nil) -> (waiters: [Write], next: Write?) {
         leaderActive = true
         let group = waiting
         waiting = []
@@ -198,6 +228,7 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         for member in members {
             member.isDone = true
             if member.failure == nil { counters.committed += 1 } else { counters.failed += 1 }
+            if member === own { continue }
             if member.isQueued { completions.append(member) } else { waiters.append(member) }
         }
         // The oldest write that came too late for this group is woken to lead the next one,
@@ -206,6 +237,14 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         if next?.isQueued == true { next = nil }
         if !completions.isEmpty || (waiting.first?.isQueued ?? false) { wakeCommitter() }
         return (waiters, next)
+    }
+
+    /// Whether nothing is going on that a write led at once could delay or leave out: no group
+    /// runs, no write waits, no completion is pending for the committer, and no thread expects
+    /// or announced a write. Called with `lock` held, after the caller's own expectation was
+    /// removed.
+    private var isIdle: Bool {
+        !leaderActive && waiting.isEmpty && completions.isEmpty && expected.isEmpty && announced == 0
     }
 
     /// Wakes the committer thread, starting it if it does not run. Called with `lock` held.

@@ -42,11 +42,13 @@ extension SQLiteStore {
     /// at once; `completion` is called on the group commit's committer thread once that
     /// transaction committed (`nil`), or with why the write failed (SQLite errors as
     /// ``PersistenceError``s saying `what` failed). `body` may run more than once, as for
-    /// ``inGroupCommit(_:_:)``, on whichever thread leads its group.
-    func inGroupCommitQueued(_ what: String, _ body: @escaping (SQLiteConnection) throws -> Void,
+    /// ``inGroupCommit(_:_:)``, on whichever thread leads its group. `leadingIfIdle`: with
+    /// nothing else going on in the group commit, this thread runs the transaction and calls
+    /// `completion` before returning (`SQLiteCommitQueue.submitQueued(_:leadingIfIdle:runGroup:)`).
+    func inGroupCommitQueued(_ what: String, leadingIfIdle: Bool = false, _ body: @escaping (SQLiteConnection) throws -> Void,
                              completion: @escaping ((any Error)?) -> Void) {
         let write = SQLiteCommitQueue.Write(what: what, body: body, completion: completion)
-        commitQueue.submitQueued(write) { [self] group in commitGroup(group) }
+        commitQueue.submitQueued(write, leadingIfIdle: leadingIfIdle) { [self] group in commitGroup(group) }
     }
 
     /// Runs `body`, which is about to make a write to this store (a context's `save()`), telling
@@ -72,10 +74,12 @@ extension SQLiteStore {
     }
 
     /// What the group commit has done since the store was opened: transactions run for groups,
-    /// writes committed and failed, the largest group (persistd logs them when it stops).
-    public var groupCommitCounters: (groups: Int, committed: Int, failed: Int, largestGroup: Int) {
+    /// writes committed and failed, the largest group, and the queued writes committed by the
+    /// thread that saved them because nothing else was going on (`ledWhenIdle`; persistd logs
+    /// them when it stops).
+    public var groupCommitCounters: (groups: Int, committed: Int, failed: Int, largestGroup: Int, ledWhenIdle: Int) {
         let counters = commitQueue.snapshot
-        return (counters.groups, counters.committed, counters.failed, counters.largestGroup)
+        return (counters.groups, counters.committed, counters.failed, counters.largestGroup, counters.ledWhenIdle)
     }
 
     /// Runs `group`, and the writes that join it meanwhile, in one `BEGIN IMMEDIATE`

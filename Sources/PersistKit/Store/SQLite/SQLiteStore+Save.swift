@@ -151,13 +151,14 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// this returns at once; `completion` gets the new objects' IDs (as `saveAssigningKeys`
     /// returns them) once the transaction committed, or the error, on the group commit's
     /// committer thread, or at once on this thread when nothing is to be written or the store
-    /// is read-only.
-    func saveAssigningKeysQueued(_ request: StoreSaveRequest,
+    /// is read-only, or, with `leadingIfIdle`, when this thread ran the transaction itself
+    /// because nothing else was going on in the group commit (``inGroupCommitQueued(_:leadingIfIdle:_:completion:)``).
+    func saveAssigningKeysQueued(_ request: StoreSaveRequest, leadingIfIdle: Bool = false,
                                  completion: @escaping (Result<[ManagedObjectID?], any Error>) -> Void) {
         guard !request.isEmpty else { return completion(.success([])) }
         guard !isReadOnly else { return completion(.failure(readOnlyError("save"))) }
         let outcome = QueuedWriteOutcome()
-        inGroupCommitQueued(Self.saveFailure, { [self] connection in
+        inGroupCommitQueued(Self.saveFailure, leadingIfIdle: leadingIfIdle, { [self] connection in
             outcome.historyNumber = nil
             outcome.assignedKeys = try writeRows(request, assigningKeys: true, connection, historyNumber: &outcome.historyNumber)
         }, completion: { [self] failure in
