@@ -75,6 +75,41 @@ struct PersistctlTests {
         #expect(nobody.err.hasPrefix("persistctl: cannot reach persistd at "))
     }
 
+    /// `insert --save` sends the insert and its save in one write: the daemon runs them as one
+    /// unit, one transaction each time, where sent one by one the insert would reserve its key
+    /// in a transaction of its own (six writes in six transactions for three commands). A
+    /// save that fails (a `Beer` without its required `uuid`) fails as before: its error,
+    /// status 1, nothing printed, nothing saved.
+    @Test("insert --save is one write and one transaction; a failing save saves nothing")
+    func insertAndSaveTogether() throws {
+        let daemon = try DaemonHarness.start()
+        for name in ["Ada", "Grace", "Barbara"] {
+            let inserted = try Self.run(["insert", "Person", "name=\(name)", "--save"], socket: daemon.socketPath)
+            #expect(inserted.status == 0, "\(inserted.err)")
+            let lines = inserted.out.split(separator: "\n").map(String.init)
+            #expect(lines.count == 2)
+            let id = try JSONParser.parse(lines.first ?? "")["object"]?.string("id") ?? ""
+            #expect(id.contains("/Person/p"), "the insert's reply has the permanent ID: \(id)")
+            #expect(lines.last == #"{"inserted":1,"updated":0,"deleted":0}"#)
+        }
+        let failing = try Self.run(["insert", "Beer", "name=Nameless", "--save"], socket: daemon.socketPath)
+        #expect(failing.status == 1)
+        #expect(failing.out == "")
+        #expect(failing.err.hasPrefix("persistctl: validation_failed: "), "\(failing.err)")
+        #expect(try Self.run(["count", "Person"], socket: daemon.socketPath).out == "{\"count\":3}\n")
+        #expect(try Self.run(["count", "Beer"], socket: daemon.socketPath).out == "{\"count\":0}\n")
+
+        #expect(daemon.stop() == 0)
+        let line = daemon.standardError.split(separator: "\n").first { $0.contains("group commit: ") }
+        let numbers = (line ?? "").split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        // "group commit: N writes in M transactions (largest L, F failed, K committed on the saving thread)"
+        #expect(numbers.count == 5, "\(daemon.standardError)")
+        if numbers.count == 5 {
+            // The three units, and the key the failed save's insert then took alone.
+            #expect(numbers[0] == 4 && numbers[1] == 4, "\(line ?? "")")
+        }
+    }
+
     @Test("raw passes NDJSON through, replies in order")
     func raw() throws {
         let daemon = try DaemonHarness.start()

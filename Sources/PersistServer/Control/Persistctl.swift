@@ -95,6 +95,19 @@ public enum Persistctl {
             try result(of: ["op": "model"], client: client)
         }
         if arguments.flags.contains("save") { requests.append(["op": "save"]) }
+        // One change and its save go together, in one write: the daemon runs them as one batch
+        // (an insert then shares the save's transaction), and the connection is new, so a
+        // change that fails leaves its save nothing to write, as when the save is not sent.
+        // Several changes go one by one: the first that fails stops the rest, save included.
+        if requests.count == 2, requests[1]["op"] == .string("save") {
+            let replies: [JSON]
+            do {
+                replies = try client.requests(requests)
+            } catch {
+                throw ControlError.connection("\(error)")
+            }
+            return try replies.map(result(of:))
+        }
         return try requests.map { try result(of: $0, client: client) }
     }
 
@@ -105,6 +118,11 @@ public enum Persistctl {
         } catch {
             throw ControlError.connection("\(error)")
         }
+        return try result(of: reply)
+    }
+
+    /// The result of `reply`, or the server's error it carries.
+    static func result(of reply: JSON) throws -> JSON {
         if reply["ok"] == .bool(true) { return reply["result"] ?? .null }
         let error = reply["error"] ?? .null
         throw ControlError.server(code: error.stringValueOf("code"), message: error.stringValueOf("message"))
