@@ -113,9 +113,10 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
 
     /// What the descriptor became (`EventLoopHandler`): reads, or writes what waits.
     func handle(_ events: Epoll.Events) {
-        // One clock read per event: reading, answering and writing a batch stamp up to four
-        // times, microseconds apart, and the timeouts they serve count in seconds.
-        eventTime = .now()
+        // One clock read per event (the loop's, taken as it took the event): reading, answering
+        // and writing a batch stamp up to four times, microseconds apart, and the timeouts they
+        // serve count in seconds.
+        eventTime = loop.eventTime
         defer { eventTime = nil }
         if interest.contains(.readable), !events.isDisjoint(with: [.readable, .hangUp]) { readAvailable() }
         if !closed, interest.contains(.writable), !events.isDisjoint(with: [.writable, .hangUp]) { flush() }

@@ -76,16 +76,18 @@ public final class ControlClient {
     /// Sends a request object, adding an `id` unless it has one; returns the `id`.
     @discardableResult
     public func send(_ request: JSON) throws(SocketError) -> JSON {
-        var members = request.members ?? []
-        if let id = request["id"] {
-            try send(line: request.encoded)
-            return id
-        }
+        let (id, line) = numbered(request)
+        try send(line: line)
+        return id
+    }
+
+    /// `request`'s `id` and its line (without `\n`): the request as it is when it has an `id`,
+    /// else with the next number put first as its `id`.
+    private func numbered(_ request: JSON) -> (id: JSON, line: String) {
+        if let id = request["id"] { return (id, request.encoded) }
         let id = JSON.integer(nextID)
         nextID += 1
-        members.insert(JSON.Member("id", id), at: 0)
-        try send(line: JSON.object(members).encoded)
-        return id
+        return (id, JSON.object([JSON.Member("id", id)] + (request.members ?? [])).encoded)
     }
 
     /// The next raw line from the server (without `\n`), or `nil` at end of stream.
@@ -134,14 +136,9 @@ public final class ControlClient {
         var bytes: [UInt8] = []
         var ids: [JSON] = []
         for request in requests {
-            var members = request.members ?? []
-            let id = request["id"] ?? JSON.integer(nextID)
-            if request["id"] == nil {
-                nextID += 1
-                members.insert(JSON.Member("id", id), at: 0)
-            }
+            let (id, line) = numbered(request)
             ids.append(id)
-            bytes += Array(JSON.object(members).encoded.utf8)
+            bytes += Array(line.utf8)
             bytes.append(UInt8(ascii: "\n"))
         }
         try send(raw: bytes)

@@ -86,16 +86,16 @@ extension Session {
     /// (``saveCounts(_:mode:leadingIfIdle:then:)``): `then` gets it once the save is done. Returns whether
     /// the context may be used before `then` runs.
     @discardableResult
-    func saveReply(_ request: WireRequest, mode: SaveMode, leadingIfIdle: Bool = false, then: @escaping (WireReply) -> Void) -> Bool {
+    func saveReply(_ request: WireRequest, mode: SaveMode, then: @escaping (WireReply) -> Void) -> Bool {
         guard access().allows(request.op) else {
             then(.failure(id: request.id, error: AccessPolicy.refusal(peer, op: request.op)))
             return true
         }
         Logger.daemon.log(.debug, "request", [.requestID(request.id.encoded), .op(request.op)] + LogField.peer(peer))
-        return grantedSaveReply(request, mode: mode, leadingIfIdle: leadingIfIdle, then: then)
+        return grantedSaveReply(request, mode: mode, then: then)
     }
 
-    /// ``saveReply(_:mode:leadingIfIdle:then:)`` once access is granted and the request logged.
+    /// ``saveReply(_:mode:then:)`` once access is granted and the request logged.
     @discardableResult
     func grantedSaveReply(_ request: WireRequest, mode: SaveMode, leadingIfIdle: Bool = false,
                           then: @escaping (WireReply) -> Void) -> Bool {

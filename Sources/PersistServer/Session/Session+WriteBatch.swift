@@ -64,8 +64,7 @@ extension Session {
             batch.next += 1
             if request.op == "save" {
                 batch.inFlight += 1
-                let free = saveReply(request, mode: index + 1 == requests.count ? .queued : .now,
-                                     leadingIfIdle: batch.leadingIfIdle) { [self] reply in
+                let free = saveReply(request, mode: index + 1 == requests.count ? .queued : .now) { [self] reply in
                     batch.replies[index] = reply
                     unitDone(batch)
                 }

@@ -175,11 +175,12 @@ public final class Session: Sendable {
     /// one hop to the session's context, as if they had arrived at once; anything else goes one
     /// by one.
     ///
-    /// `onIdleThread`: the calling thread has nothing else waiting for it (an event loop with
-    /// no other client ready): a lone `insert`+`save` unit may then commit on it, when the
-    /// store's group commit is idle too, and answer before this returns, with no thread woken
-    /// (``write(_:onIdleThread:completion:)``).
-    func handle(_ requests: [WireRequest], onIdleThread: Bool = false, completion: @escaping @Sendable ([WireReply]) -> Void) {
+    /// `onIdleThread`: whether the calling thread has nothing else waiting for it (an event loop
+    /// with no other client ready), asked only for a lone `insert`+`save` unit, which may then
+    /// commit on it, when the store's group commit is idle too, and answer before this
+    /// returns, with no thread woken (``write(_:onIdleThread:completion:)``).
+    func handle(_ requests: [WireRequest], onIdleThread: @autoclosure () -> Bool = false,
+                completion: @escaping @Sendable ([WireReply]) -> Void) {
         guard requests.count > 1 else {
             handle(requests[0]) { completion([$0]) }
             return
@@ -203,12 +204,13 @@ public final class Session: Sendable {
     /// client saving alone is answered without the two thread wake-ups of a hand-over to the
     /// committer and back. Several units, or a thread with other clients ready, queue as usual,
     /// so that their saves share groups.
-    private func write(_ requests: [WireRequest], onIdleThread: Bool = false, completion: @escaping @Sendable ([WireReply]) -> Void) {
+    private func write(_ requests: [WireRequest], onIdleThread: () -> Bool = { false },
+                       completion: @escaping @Sendable ([WireReply]) -> Void) {
         let context = self.context
         // A save among them is expected by the group commit from now on (Session+Save.swift).
         let announced = announceWrite(for: requests)
         let startsHere = startsOnCallingThread(requests)
-        let leadingIfIdle = startsHere && onIdleThread && requests.count == 2
+        let leadingIfIdle = startsHere && requests.count == 2 && onIdleThread()
         let run: @Sendable () -> Void = { [self] in
             expectingWrite(adoptingAnnouncement: announced) {
                 writeReplies(requests, leadingIfIdle: leadingIfIdle) { [self] replies in

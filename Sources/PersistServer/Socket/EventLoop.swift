@@ -14,7 +14,7 @@ protocol EventLoopHandler: AnyObject {
 /// as long as it is touched only from its handler and from tasks given to its loop. A task
 /// handed over from another thread wakes the loop through the epoll instance's eventfd.
 final class EventLoop: @unchecked Sendable {
-    // @unchecked Sendable: `handlers`, `nextToken`, `isStopping`, `handlingEvent`, `eventsAfterCurrent`, the last event's token and times, and `readBuffer`'s bytes are
+    // @unchecked Sendable: `handlers`, `nextToken`, `isStopping`, `handlingEvent`, `eventsAfterCurrent`, the last event's token and times (`eventTime`), and `readBuffer`'s bytes are
     // touched only on the loop's thread; `tasks` is under its `Locked`; `epoll` is immutable (its calls are
     // thread-safe system calls).
 
@@ -33,10 +33,13 @@ final class EventLoop: @unchecked Sendable {
     private var handlingEvent = false
     /// How many events the current wait reported after the one being handled.
     private var eventsAfterCurrent = 0
-    /// The registration of the last event handled, and when (uptime, nanoseconds).
+    /// The registration of the last event handled.
     private var lastEventToken: UInt64 = 0
-    private var lastEventTime: UInt64 = 0
-    /// When an event of another registration than the current run's was last handled (0: never).
+    /// When the loop took the last event handled (the one being handled, while a handler
+    /// runs): read once per event, for the loop and for the handler's own time stamps.
+    private(set) var eventTime = DispatchTime(uptimeNanoseconds: 0)
+    /// When an event of another registration than the current run's was last handled (0:
+    /// never, which is as long ago as the machine's uptime).
     private var othersLastSeen: UInt64 = 0
     /// How long the other registrations must have been quiet for ``isOtherwiseIdle``: 1 ms, some
     /// thirty round trips of a busy client on this machine.
@@ -51,7 +54,7 @@ final class EventLoop: @unchecked Sendable {
     /// saves was answered, would otherwise wait behind the job.) On the loop's thread.
     var isOtherwiseIdle: Bool {
         guard handlingEvent, eventsAfterCurrent == 0 else { return false }
-        guard othersLastSeen == 0 || lastEventTime &- othersLastSeen > Self.othersQuietNanoseconds else { return false }
+        guard eventTime.uptimeNanoseconds &- othersLastSeen > Self.othersQuietNanoseconds else { return false }
         return tasks.withLock { $0.waiting.isEmpty }
     }
 
@@ -145,12 +148,12 @@ final class EventLoop: @unchecked Sendable {
         while !isStopping {
             let count = epoll.wait(timeout: idlePolls < Self.pollsBeforeSleeping ? 0 : -1) { event in
                 guard event.token != Epoll.wakeToken, let handler = handlers[event.token] else { return }
-                let now = DispatchTime.now().uptimeNanoseconds
+                let now = DispatchTime.now()
                 if event.token != lastEventToken {
-                    othersLastSeen = lastEventTime
+                    othersLastSeen = eventTime.uptimeNanoseconds
                     lastEventToken = event.token
                 }
-                lastEventTime = now
+                eventTime = now
                 eventsAfterCurrent = event.reportedAfter
                 handlingEvent = true
                 handler.handle(event.events)

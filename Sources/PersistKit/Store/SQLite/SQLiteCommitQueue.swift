@@ -64,9 +64,9 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         /// group ends with the write the oldest waiting (a signal left over when the write is
         /// done is dropped with it).
         let wake = DispatchSemaphore(value: 0)
-        /// For a write queued without a waiting thread (``SQLiteCommitQueue/submitQueued(_:runGroup:)``):
-        /// called with its `failure` on the committer thread once its group is done, then cleared
-        /// with `body`.
+        /// For a write queued without a waiting thread (``SQLiteCommitQueue/submitQueued(_:leadingIfIdle:runGroup:)``):
+        /// called with its `failure` on the committer thread once its group is done (or on the
+        /// thread that led the group itself), then cleared with `body` (``complete()``).
         var completion: (((any Error)?) -> Void)?
         /// Whether no thread waits for the write: it was made with a completion, which reports
         /// the outcome.
@@ -77,6 +77,15 @@ final class SQLiteCommitQueue: @unchecked Sendable {
             self.body = body
             self.completion = completion
             self.isQueued = completion != nil
+        }
+
+        /// Calls the queued write's completion with its `failure`, once its group is done,
+        /// clearing the completion and `body` first (neither outlives the write's group).
+        func complete() {
+            let completion = self.completion
+            self.completion = nil
+            body = nil
+            completion?(failure)
         }
     }
 
@@ -185,10 +194,7 @@ final class SQLiteCommitQueue: @unchecked Sendable {
             lock.unlock()
             next?.wake.signal()
             for member in waiters { member.wake.signal() }
-            let completion = write.completion
-            write.completion = nil
-            write.body = nil
-            completion?(write.failure)
+            write.complete()
             return
         }
         waiting.append(write)
@@ -269,12 +275,7 @@ final class SQLiteCommitQueue: @unchecked Sendable {
                 let done = completions
                 completions = []
                 lock.unlock()
-                for write in done {
-                    let completion = write.completion
-                    write.completion = nil
-                    write.body = nil
-                    completion?(write.failure)
-                }
+                for write in done { write.complete() }
                 lock.lock()
                 continue
             }
