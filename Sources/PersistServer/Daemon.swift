@@ -123,6 +123,10 @@ public enum Daemon {
             Logger.daemon.log(.info, "group commit: \(commits.committed + commits.failed) writes in \(commits.groups) transactions"
                 + " (largest \(commits.largestGroup), \(commits.failed) failed, \(commits.ledWhenIdle) committed on the saving thread)")
         }
+        if let checkpoints = server.state.sqliteStore?.checkpointCounters, checkpoints.background + checkpoints.onCommit > 0 {
+            Logger.daemon.log(.info, "WAL checkpoints: \(checkpoints.background) in the background (\(checkpoints.finished) finished the WAL),"
+                + " \(checkpoints.onCommit) on the committing thread")
+        }
         server.shutdown {
             Logger.daemon.log(.notice, "stopped")
             // The store is closed and every reply written; exit without running atexit

@@ -108,6 +108,33 @@ struct DaemonLifecycleTests {
         }
     }
 
+    /// Each save with persistent history writes a few WAL frames (its row's table, the
+    /// history's two tables and their indexes), so 600 lone units take the WAL past
+    /// `wal_autocheckpoint`'s 1,000 frames: the checkpoints run on the checkpointer's thread.
+    @Test("on SIGTERM the WAL checkpoints are logged: run in the background, none by a committing thread")
+    func checkpointCountersLogged() throws {
+        let daemon = try DaemonHarness.start()
+        let client = try daemon.connect()
+        for index in 0..<600 {
+            let unit = #"{"id":"i\#(index)","op":"insert","entity":"Person","values":{"name":"c\#(index)"}}"# + "\n"
+                + #"{"id":"s\#(index)","op":"save"}"# + "\n"
+            try client.send(raw: Array(unit.utf8))
+            let replies = try (0..<2).map { _ in try #require(try client.readLine()) }
+            #expect(replies.map { $0["ok"] } == [true, true])
+        }
+        #expect(daemon.stop() == 0)
+        let line = daemon.standardError.split(separator: "\n").first { $0.contains("WAL checkpoints: ") }
+        let numbers = (line ?? "").split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        // "WAL checkpoints: B in the background (F finished the WAL), K on the committing thread"
+        #expect(numbers.count == 3, "\(daemon.standardError)")
+        if numbers.count == 3 {
+            #expect(numbers[0] >= 1, "\(daemon.standardError)")
+            #expect(numbers[1] <= numbers[0])
+            // 600 saves stay well below the limit of 4,000 frames.
+            #expect(numbers[2] == 0, "\(daemon.standardError)")
+        }
+    }
+
     @Test("SIGTERM with requests in flight: each is answered or not started, acknowledged saves are on disk, exit 0")
     func sigtermInFlight() throws {
         let directory = try DaemonHarness.temporaryDirectory()

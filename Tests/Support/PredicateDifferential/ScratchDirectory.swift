@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// New empty directories for a test's files, under the system's temporary directory, removed
 /// with their contents when the test process exits.
@@ -8,8 +7,12 @@ import Synchronization
 /// development machine had 3,755 of them in `/tmp` after a few weeks of runs. A process that
 /// crashes still leaves its directories, for a look at what it was doing.
 public enum ScratchDirectory {
-    /// The directories made so far, removed at exit.
-    private static let made = Mutex<[URL]>([])
+    /// Guards `made`. (A `Synchronization.Mutex` in a static `let` was reported by the thread
+    /// sanitizer as a Swift access race when tests made directories in parallel: its
+    /// `withLock` is seen as a modifying access of the global.)
+    private static let lock = NSLock()
+    /// The directories made so far, removed at exit; guarded by `lock`.
+    nonisolated(unsafe) private static var made: [URL] = []
     /// Registers the removal at exit, once per process.
     private static let removalAtExit: Void = {
         atexit { ScratchDirectory.removeAll() }
@@ -20,13 +23,13 @@ public enum ScratchDirectory {
         _ = removalAtExit
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        made.withLock { $0.append(url) }
+        lock.withLock { made.append(url) }
         return url
     }
 
     /// Removes every directory made so far.
     private static func removeAll() {
-        let urls = made.withLock { made in
+        let urls = lock.withLock {
             defer { made.removeAll() }
             return made
         }

@@ -78,9 +78,9 @@ final class SQLiteFileWatch: Sendable {
     var failure: PersistenceError? { state.withLock { $0.failure } }
 
     /// Throws ``PersistenceError/Code/persistentStoreReplaced`` when the store file or its
-    /// `-wal` is not the one opened (rescuing first, the first time). Called with the store's
-    /// connection, under the store's lock, before a write transaction begins.
-    func check(_ connection: SQLiteConnection) throws {
+    /// `-wal` is not the one opened (rescuing first, the first time, after `beforeRescue`).
+    /// Called with the store's connection, under the store's lock, before a write transaction begins.
+    func check(_ connection: SQLiteConnection, beforeRescue: () -> Void = {}) throws {
         let problem: String? = try state.withLock { state in
             if let failure = state.failure { throw failure }
             // Read before the directory is looked at: see SQLiteDirectoryStamp.isSettled(at:).
@@ -111,6 +111,8 @@ final class SQLiteFileWatch: Sendable {
             return problem
         }
         guard let problem else { return }
+        // The rescue's checkpoint must not meet another connection's (it would fail with BUSY).
+        beforeRescue()
         let rescued = rescue(connection)
         var message = "\(problem); writes are refused until the store is opened again (persistd restarted)"
         if let rescued {
@@ -200,7 +202,7 @@ extension SQLiteStore {
     func withWriteConnection<T: Sendable>(_ code: PersistenceError.Code = .sqlite, _ what: String,
                                           _ body: (SQLiteConnection) throws -> T) throws -> T {
         try withConnection(code, what) { connection in
-            try fileWatch.check(connection)
+            try fileWatch.check(connection, beforeRescue: { checkpointer?.stop() })
             return try body(connection)
         }
     }

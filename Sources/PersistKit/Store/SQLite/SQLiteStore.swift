@@ -48,6 +48,9 @@ public final class SQLiteStore: PersistentStore {
     let state: Locked<State>
     /// Whether the store file and its `-wal` are still the ones opened (checked before writes).
     let fileWatch: SQLiteFileWatch
+    /// Checkpoints the WAL on a thread of its own (`nil` for read-only stores, stores not in
+    /// WAL mode and `wal_autocheckpoint` 0, which keep SQLite's own behaviour).
+    let checkpointer: SQLiteCheckpointer?
     /// Persistent history and remote-change bookkeeping (see `SQLiteStore+History.swift`);
     /// taken alone or inside `state`'s lock, never the other way round.
     let historyState = Locked(HistoryState())
@@ -58,10 +61,12 @@ public final class SQLiteStore: PersistentStore {
     /// entity, built on first use (see `SQLiteStore+Save.swift`).
     let writePlans = Locked<[ObjectIdentifier: EntityWritePlan]>([:])
 
-    /// The `journal_size_limit` a store gets unless `options.sqlitePragmas` sets one: 4 MiB,
-    /// about `wal_autocheckpoint`'s 1,000 pages. A `-wal` file that grew past it (while a reader
-    /// pinned an old snapshot) is truncated back to it when the WAL is next reset
-    /// (`docs/stores.md`, "WAL size").
+    /// The `journal_size_limit` a store whose WAL SQLite checkpoints itself gets unless
+    /// `options.sqlitePragmas` sets one: 4 MiB, about `wal_autocheckpoint`'s 1,000 pages. A
+    /// store with a ``SQLiteCheckpointer`` (every writable WAL store by default) gets the
+    /// checkpointer's working size instead, about 20 MiB with 4 KiB pages. A `-wal` file that
+    /// grew past the limit (while a reader pinned an old snapshot) is truncated back to it when
+    /// the WAL is next reset (`docs/stores.md`, "WAL size").
     public static let defaultJournalSizeLimit = 4 * 1024 * 1024
 
     /// Pragmas `options.sqlitePragmas` may set, with a check of each value.
@@ -172,11 +177,49 @@ public final class SQLiteStore: PersistentStore {
         self.busyTimeout = options.busyTimeout
         let journalMode = (try? connection.pragma("journal_mode"))?.lowercased()
         self.fileWatch = SQLiteFileWatch(path: path, watchesWAL: journalMode == "wal")
+        self.checkpointer = journalMode == "wal" && !options.readOnly
+            ? Self.makeCheckpointer(connection, path: path, options: options) : nil
         self.state = Locked(State(connection: connection, busyHandler: busyHandler))
+    }
+
+    /// The checkpointer of a store in WAL mode, its hook installed on `connection`; `nil` when
+    /// `wal_autocheckpoint` is 0 (no automatic checkpoints at all) or its connection could not
+    /// be opened (SQLite's own checkpoints then go on). Unless `options` set one, the store's
+    /// `journal_size_limit` becomes the checkpointer's working size of the WAL.
+    private static func makeCheckpointer(_ connection: SQLiteConnection, path: String, options: StoreOptions) -> SQLiteCheckpointer? {
+        // Read before the hook is installed: with another hook, SQLite reports 0.
+        guard let threshold = (try? connection.pragma("wal_autocheckpoint")).flatMap({ $0.flatMap { Int32($0) } }), threshold > 0,
+              let checkpointer = try? SQLiteCheckpointer(path: path, vfs: options.sqliteVFSName, threshold: threshold) else { return nil }
+        connection.setWALHook(checkpointer)
+        if !options.sqlitePragmas.keys.contains(where: { $0.lowercased() == "journal_size_limit" }),
+           let pageSize = (try? connection.pragma("page_size")).flatMap({ $0.flatMap { Int($0) } }) {
+            try? connection.setPragma("journal_size_limit", String(checkpointer.journalSizeLimit(pageSize: pageSize)))
+        }
+        return checkpointer
+    }
+
+    /// What the WAL's checkpointer did since the store was opened: checkpoints on its thread,
+    /// how many of them found the WAL finished (so the next write restarted it), and
+    /// checkpoints run by a committing thread at the WAL's limit; `nil` without a checkpointer
+    /// (persistd logs them when it stops).
+    public var checkpointCounters: (background: Int, finished: Int, onCommit: Int)? {
+        checkpointer.map { let counts = $0.counts; return (counts.background, counts.complete, counts.onCommit) }
+    }
+
+    /// Stops the checkpointer and removes its hook from `connection`, then closes its
+    /// connection, or keeps it open once the files were found replaced (see
+    /// ``SQLiteFileWatch/keepsOpen(_:)``). Called with the store's lock held, before
+    /// `connection` itself is closed, so that `connection` is the last one and removes the WAL.
+    private func endCheckpointer(_ connection: SQLiteConnection?) {
+        guard let checkpointer else { return }
+        connection?.setWALHook(nil)
+        checkpointer.stop()
+        if !fileWatch.keepsOpen(checkpointer.connection) { try? checkpointer.connection.close() }
     }
 
     deinit {
         state.withLock { state in
+            if state.connection != nil { endCheckpointer(state.connection) }
             if let connection = state.connection { Self.endReadLease(&state, connection) }
             if let connection = state.connection, fileWatch.keepsOpen(connection) { state.connection = nil; return }
             try? state.connection?.close()
@@ -336,6 +379,7 @@ public final class SQLiteStore: PersistentStore {
     public func close() throws {
         try state.withLock { state in
             defer { state.connection = nil }
+            if state.connection != nil { endCheckpointer(state.connection) }
             if let connection = state.connection { Self.endReadLease(&state, connection) }
             if let connection = state.connection, fileWatch.keepsOpen(connection) { return }
             do { try state.connection?.close() } catch let error as SQLiteError {
