@@ -124,8 +124,8 @@ public enum Daemon {
                 + " (largest \(commits.largestGroup), \(commits.failed) failed, \(commits.ledWhenIdle) committed on the saving thread)")
         }
         if let checkpoints = server.state.sqliteStore?.checkpointCounters, checkpoints.background + checkpoints.onCommit > 0 {
-            Logger.daemon.log(.info, "WAL checkpoints: \(checkpoints.background) in the background (\(checkpoints.finished) finished the WAL),"
-                + " \(checkpoints.onCommit) on the committing thread")
+            Logger.daemon.log(.info, "WAL checkpoints: \(checkpoints.background) in the background, \(checkpoints.onCommit) on the committing thread;"
+                + " the WAL restarted \(checkpoints.restarts) times")
         }
         server.shutdown {
             Logger.daemon.log(.notice, "stopped")

@@ -111,7 +111,7 @@ struct DaemonLifecycleTests {
     /// Each save with persistent history writes a few WAL frames (its row's table, the
     /// history's two tables and their indexes), so 600 lone units take the WAL past
     /// `wal_autocheckpoint`'s 1,000 frames: the checkpoints run on the checkpointer's thread.
-    @Test("on SIGTERM the WAL checkpoints are logged: run in the background, none by a committing thread")
+    @Test("on SIGTERM the WAL checkpoints are logged: run in the background, none by a committing thread, restarts")
     func checkpointCountersLogged() throws {
         let daemon = try DaemonHarness.start()
         let client = try daemon.connect()
@@ -125,13 +125,14 @@ struct DaemonLifecycleTests {
         #expect(daemon.stop() == 0)
         let line = daemon.standardError.split(separator: "\n").first { $0.contains("WAL checkpoints: ") }
         let numbers = (line ?? "").split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
-        // "WAL checkpoints: B in the background (F finished the WAL), K on the committing thread"
+        // "WAL checkpoints: B in the background, K on the committing thread; the WAL restarted R times"
         #expect(numbers.count == 3, "\(daemon.standardError)")
         if numbers.count == 3 {
             #expect(numbers[0] >= 1, "\(daemon.standardError)")
-            #expect(numbers[1] <= numbers[0])
             // 600 saves stay well below the limit of 4,000 frames.
-            #expect(numbers[2] == 0, "\(daemon.standardError)")
+            #expect(numbers[1] == 0, "\(daemon.standardError)")
+            // A restart needs a checkpoint that finished between two commits: not guaranteed.
+            #expect(numbers[2] <= numbers[0], "\(daemon.standardError)")
         }
     }
 

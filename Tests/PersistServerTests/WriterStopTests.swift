@@ -110,9 +110,19 @@ struct WriterStopTests {
     }
 
     /// Whether another connection holds the write lock of the store at `path` now.
+    ///
+    /// A process stopped inside a checkpoint (on its checkpointer's thread) holds locks a
+    /// reader may need, and then `BEGIN IMMEDIATE` fails with `SQLITE_BUSY` too, though no
+    /// writer holds the write lock: only a probe that can read and cannot write has caught one.
     static func writeLockIsHeld(_ path: String) throws -> Bool {
         let probe = try SQLiteConnection(path: path, flags: [.readWrite, .noMutex])
         defer { try? probe.close() }
+        do {
+            _ = try probe.int64("SELECT COUNT(*) FROM sqlite_master")
+        } catch {
+            guard error.resultCode == 5 else { throw error }
+            return false
+        }
         do {
             try probe.execute("BEGIN IMMEDIATE TRANSACTION")
             try probe.execute("ROLLBACK TRANSACTION")

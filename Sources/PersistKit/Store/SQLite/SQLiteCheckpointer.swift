@@ -39,10 +39,10 @@ final class SQLiteCheckpointer: @unchecked Sendable {
     struct Counters: Sendable, Equatable {
         /// Checkpoints run on the checkpointer thread.
         var background = 0
-        /// Of those, the ones that found the WAL checkpointed whole (the next write restarts it).
-        var complete = 0
         /// Checkpoints run on the committing thread, at the WAL's limit.
         var onCommit = 0
+        /// Times a commit found the WAL started again from its beginning.
+        var restarts = 0
     }
 
     /// Frames not yet checkpointed that wake the checkpointer thread (`wal_autocheckpoint`).
@@ -132,7 +132,10 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         commits.add(1, ordering: .relaxed)
         let previous = walFrames.exchange(frames, ordering: .relaxed)
         // Fewer frames than after the last commit: the WAL started again from its beginning.
-        if frames < previous { checkpointed.store(0, ordering: .relaxed) }
+        if frames < previous {
+            checkpointed.store(0, ordering: .relaxed)
+            condition.withLock { counters.restarts += 1 }
+        }
         if stopped.load(ordering: .relaxed) {
             if frames >= threshold { _ = SQLiteConnection.checkpointPassive(handle) }
             return
@@ -224,10 +227,7 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         backgroundRunning = false
         counters.background += 1
         if result.code == SQLITE_OK { checkpointed.store(result.checkpointedFrames, ordering: .relaxed) }
-        if result.isComplete {
-            counters.complete += 1
-            lastCompleteAt = lastStartedAt
-        }
+        if result.isComplete { lastCompleteAt = lastStartedAt }
         condition.broadcast()
     }
 

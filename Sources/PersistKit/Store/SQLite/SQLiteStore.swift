@@ -199,11 +199,11 @@ public final class SQLiteStore: PersistentStore {
     }
 
     /// What the WAL's checkpointer did since the store was opened: checkpoints on its thread,
-    /// how many of them found the WAL finished (so the next write restarted it), and
-    /// checkpoints run by a committing thread at the WAL's limit; `nil` without a checkpointer
-    /// (persistd logs them when it stops).
-    public var checkpointCounters: (background: Int, finished: Int, onCommit: Int)? {
-        checkpointer.map { let counts = $0.counts; return (counts.background, counts.complete, counts.onCommit) }
+    /// checkpoints run by a committing thread at the WAL's limit, and the times a commit found
+    /// the WAL started again from its beginning; `nil` without a checkpointer (persistd logs
+    /// them when it stops).
+    public var checkpointCounters: (background: Int, onCommit: Int, restarts: Int)? {
+        checkpointer.map { let counts = $0.counts; return (counts.background, counts.onCommit, counts.restarts) }
     }
 
     /// Stops the checkpointer and removes its hook from `connection`, then closes its
