@@ -73,6 +73,23 @@ struct DaemonLifecycleTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "precious")
     }
 
+    /// Sends an `insert` of a Person named `name` and a `save` in one write (one unit), and
+    /// returns both replies, expected to be successes.
+    static func sendUnit(_ client: WireClient, name: String, index: Int) throws -> [JSON] {
+        let unit = #"{"id":"i\#(index)","op":"insert","entity":"Person","values":{"name":"\#(name)"}}"# + "\n"
+            + #"{"id":"s\#(index)","op":"save"}"# + "\n"
+        try client.send(raw: Array(unit.utf8))
+        let replies = try (0..<2).map { _ in try #require(try client.readLine()) }
+        #expect(replies.map { $0["ok"] } == [true, true])
+        return replies
+    }
+
+    /// The numbers in the daemon's first log line that contains `marker`.
+    static func numbers(inLogLine marker: String, of daemon: DaemonHarness) -> [Int] {
+        let line = daemon.standardError.split(separator: "\n").first { $0.contains(marker) }
+        return (line ?? "").split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+    }
+
     /// Three saves sent alone, then five `insert`+`save` units, each sent as one write: a lone
     /// save runs on the context's queue and is queued for the committer, while a unit on a
     /// loop with no other client starts on the loop's thread and, the group commit being idle,
@@ -87,16 +104,11 @@ struct DaemonLifecycleTests {
             #expect(try client.result(["op": "save"]) == ["inserted": 1, "updated": 0, "deleted": 0])
         }
         for index in 0..<5 {
-            let unit = #"{"id":"i\#(index)","op":"insert","entity":"Person","values":{"name":"u\#(index)"}}"# + "\n"
-                + #"{"id":"s\#(index)","op":"save"}"# + "\n"
-            try client.send(raw: Array(unit.utf8))
-            let replies = try (0..<2).map { _ in try #require(try client.readLine()) }
-            #expect(replies.map { $0["ok"] } == [true, true])
+            let replies = try Self.sendUnit(client, name: "u\(index)", index: index)
             #expect(replies[1]["result"] == ["inserted": 1, "updated": 0, "deleted": 0])
         }
         #expect(daemon.stop() == 0)
-        let line = daemon.standardError.split(separator: "\n").first { $0.contains("group commit: ") }
-        let numbers = (line ?? "").split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        let numbers = Self.numbers(inLogLine: "group commit: ", of: daemon)
         // "group commit: N writes in M transactions (largest L, F failed, K committed on the saving thread)"
         #expect(numbers.count == 5, "\(daemon.standardError)")
         if numbers.count == 5 {
@@ -115,16 +127,9 @@ struct DaemonLifecycleTests {
     func checkpointCountersLogged() throws {
         let daemon = try DaemonHarness.start()
         let client = try daemon.connect()
-        for index in 0..<600 {
-            let unit = #"{"id":"i\#(index)","op":"insert","entity":"Person","values":{"name":"c\#(index)"}}"# + "\n"
-                + #"{"id":"s\#(index)","op":"save"}"# + "\n"
-            try client.send(raw: Array(unit.utf8))
-            let replies = try (0..<2).map { _ in try #require(try client.readLine()) }
-            #expect(replies.map { $0["ok"] } == [true, true])
-        }
+        for index in 0..<600 { _ = try Self.sendUnit(client, name: "c\(index)", index: index) }
         #expect(daemon.stop() == 0)
-        let line = daemon.standardError.split(separator: "\n").first { $0.contains("WAL checkpoints: ") }
-        let numbers = (line ?? "").split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        let numbers = Self.numbers(inLogLine: "WAL checkpoints: ", of: daemon)
         // "WAL checkpoints: B in the background, K on the committing thread; the WAL restarted R times"
         #expect(numbers.count == 3, "\(daemon.standardError)")
         if numbers.count == 3 {
