@@ -41,11 +41,12 @@ extension Session {
     /// failed, to `then`, on the context's queue. A queued save (`mode`) returns before its
     /// write is done; `then` runs once it is, from the committer's thread. Queued saves run only
     /// in a batch of writes, which holds off the session's `close` until it is answered
-    /// (``writeReplies(_:leadingIfIdle:then:)``). Returns whether the context may be used before `then`
-    /// runs: `then` ran already, or the save overlaps (see ``SaveMode``).
-    @discardableResult
+    /// (``writeReplies(_:leadingIfIdle:then:)``). Returns whether the context may be used before
+    /// `then` runs: `then` ran already, or the save overlaps (see ``SaveMode``).
+    ///
     /// `leadingIfIdle`: a queued save commits on this thread when the store's group commit is
     /// idle (`ManagedObjectContext.saveQueued(overlapping:leadingIfIdle:completion:)`).
+    @discardableResult
     func saveCounts(_ body: JSON, mode: SaveMode, leadingIfIdle: Bool = false,
                     then: @escaping (Result<SaveCounts, WireError>) -> Void) -> Bool {
         let policy: MergePolicy?

@@ -14,9 +14,10 @@ protocol EventLoopHandler: AnyObject {
 /// as long as it is touched only from its handler and from tasks given to its loop. A task
 /// handed over from another thread wakes the loop through the epoll instance's eventfd.
 final class EventLoop: @unchecked Sendable {
-    // @unchecked Sendable: `handlers`, `nextToken`, `isStopping`, `handlingEvent`, `eventsAfterCurrent`, the last event's token and times (`eventTime`), and `readBuffer`'s bytes are
-    // touched only on the loop's thread; `tasks` is under its `Locked`; `epoll` is immutable (its calls are
-    // thread-safe system calls).
+    // @unchecked Sendable: `handlers`, `nextToken`, `isStopping`, `handlingEvent`,
+    // `eventsAfterCurrent`, the last event's token and times (`eventTime`), and `readBuffer`'s
+    // bytes are touched only on the loop's thread; `tasks` is under its `Locked`; `epoll` is
+    // immutable (its calls are thread-safe system calls).
 
     /// The loop's name, for its thread.
     let name: String

@@ -188,11 +188,11 @@ public final class SQLiteStore: PersistentStore {
     /// `journal_size_limit` becomes the checkpointer's working size of the WAL.
     private static func makeCheckpointer(_ connection: SQLiteConnection, path: String, options: StoreOptions) -> SQLiteCheckpointer? {
         // Read before the hook is installed: with another hook, SQLite reports 0.
-        guard let threshold = (try? connection.pragma("wal_autocheckpoint")).flatMap({ $0.flatMap { Int32($0) } }), threshold > 0,
+        guard let threshold = (try? connection.pragma("wal_autocheckpoint")).flatMap({ Int32($0) }), threshold > 0,
               let checkpointer = try? SQLiteCheckpointer(path: path, vfs: options.sqliteVFSName, threshold: threshold) else { return nil }
         connection.setWALHook(checkpointer)
         if !options.sqlitePragmas.keys.contains(where: { $0.lowercased() == "journal_size_limit" }),
-           let pageSize = (try? connection.pragma("page_size")).flatMap({ $0.flatMap { Int($0) } }) {
+           let pageSize = (try? connection.pragma("page_size")).flatMap({ Int($0) }) {
             try? connection.setPragma("journal_size_limit", String(checkpointer.journalSizeLimit(pageSize: pageSize)))
         }
         return checkpointer
@@ -210,17 +210,19 @@ public final class SQLiteStore: PersistentStore {
     /// connection, or keeps it open once the files were found replaced (see
     /// ``SQLiteFileWatch/keepsOpen(_:)``). Called with the store's lock held, before
     /// `connection` itself is closed, so that `connection` is the last one and removes the WAL.
-    private func endCheckpointer(_ connection: SQLiteConnection?) {
+    private func endCheckpointer(_ connection: SQLiteConnection) {
         guard let checkpointer else { return }
-        connection?.setWALHook(nil)
+        connection.setWALHook(nil)
         checkpointer.stop()
         if !fileWatch.keepsOpen(checkpointer.connection) { try? checkpointer.connection.close() }
     }
 
     deinit {
         state.withLock { state in
-            if state.connection != nil { endCheckpointer(state.connection) }
-            if let connection = state.connection { Self.endReadLease(&state, connection) }
+            if let connection = state.connection {
+                endCheckpointer(connection)
+                Self.endReadLease(&state, connection)
+            }
             if let connection = state.connection, fileWatch.keepsOpen(connection) { state.connection = nil; return }
             try? state.connection?.close()
             state.connection = nil
@@ -379,8 +381,10 @@ public final class SQLiteStore: PersistentStore {
     public func close() throws {
         try state.withLock { state in
             defer { state.connection = nil }
-            if state.connection != nil { endCheckpointer(state.connection) }
-            if let connection = state.connection { Self.endReadLease(&state, connection) }
+            if let connection = state.connection {
+                endCheckpointer(connection)
+                Self.endReadLease(&state, connection)
+            }
             if let connection = state.connection, fileWatch.keepsOpen(connection) { return }
             do { try state.connection?.close() } catch let error as SQLiteError {
                 throw error.persistenceError(.sqlite, "the store could not be closed", path: url?.path)
