@@ -44,7 +44,11 @@ struct IdleThreadSaveSessionTests {
             let reader = Session(state: state, peer: I.root, name: "reader")
             let before = store.groupCommitCounters
             let handled = try Self.handle(writer, I.requests([I.insertBeer("Zombie Dust"), ("save", [:])]), onIdleThread: idle)
-            #expect(handled.beforeReturn == idle)
+            if idle {
+                #expect(handled.beforeReturn)
+            }
+            // Not asserted otherwise: the committer thread may answer before the calling
+            // thread gets back from `handle`; only the answering thread tells the paths apart.
             #expect(handled.onCallingThread == idle)
             #expect(handled.replies[1]["result"] == .object(["inserted": .integer(1), "updated": .integer(0), "deleted": .integer(0)]))
             let id = try #require(I.objectID(handled.replies[0]))
