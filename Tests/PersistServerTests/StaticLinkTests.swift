@@ -55,6 +55,40 @@ struct StaticLinkTests {
         #expect(try client.result(["op": "count", "entity": "RecipeType"]) == ["count": 5])
     }
 
+    /// The function symbols `persistd` defines, by name: their addresses (`nm --defined-only`).
+    static func functionAddresses(_ binary: String) throws -> [Substring: UInt64] {
+        let listing = try SystemdProcess.run("/usr/bin/nm", ["--defined-only", binary], timeout: 60)
+        #expect(listing.status == 0, "nm: \(listing.err)")
+        var addresses: [Substring: UInt64] = [:]
+        for line in listing.out.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count == 3, "tTwW".contains(fields[1]), let address = UInt64(fields[0], radix: 16) else { continue }
+            addresses[fields[2]] = address
+        }
+        return addresses
+    }
+
+    @Test("linked as installed: packed relative relocations, and the functions of Build/hot-functions.txt first",
+          .enabled(if: expectsStatic, "only the release build links with lld and the function order"))
+    func releaseLayout() throws {
+        let binary = BuiltBinary.url("persistd").path
+        let dynamic = try SystemdProcess.run("/usr/bin/readelf", ["--dynamic", binary])
+        #expect(dynamic.out.contains("(RELR)"), "no DT_RELR: the relative relocations are not packed")
+
+        let list = try String(contentsOf: BuiltBinary.packageRoot.appendingPathComponent("Build/hot-functions.txt"), encoding: .utf8)
+        let hot = list.split(separator: "\n").filter { !$0.hasPrefix("#") }
+        let addresses = try Self.functionAddresses(binary)
+        let textStart = try #require(addresses.values.min())
+        let placed = hot.compactMap { addresses[$0] }
+        #expect(placed.count * 2 > hot.count, "most listed functions are in the binary: \(placed.count) of \(hot.count)")
+        // The linker lays the listed functions out in their order from the start of .text
+        // (bringing along what shares a section with them). Without the order the first ones
+        // lie anywhere in the 17 MiB of code.
+        let first = placed.prefix(100)
+        let far = first.filter { $0 - textStart >= 1 << 20 }
+        #expect(first.count == 100 && far.isEmpty, "\(far.count) of the first \(first.count) listed functions lie past 1 MiB of .text")
+    }
+
     @Test("new store with metadata, insert, save, fetch; restart on the same store: metadata and objects read back")
     func sessionAcrossRestart() throws {
         let directory = try DaemonHarness.temporaryDirectory()
