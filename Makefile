@@ -144,6 +144,9 @@ hot-functions: deps
 	$(RELEASE_BUILD) --product persistd
 	$(RELEASE_BUILD) --product persistctl
 	Build/record-hot-functions.sh $$($(RELEASE_BUILD) --show-bin-path) Build/hot-functions.txt
+	@# SwiftPM does not know the list is an input of the link: remove the release executables so
+	@# that the next release build links them again with the new list.
+	bin=$$($(RELEASE_BUILD) --show-bin-path); rm -f $$bin/persistd $$bin/persistctl $$bin/persistd-bench
 
 ## install: binaries, systemd units, sysusers.d/tmpfiles.d snippets, example config and docs.
 ## `make install PREFIX=/usr DESTDIR=/tmp/pkg` lays out a Debian package tree. Then, on the host:
