@@ -18,9 +18,11 @@ RUN_DIR      := $(CURDIR)/.persistd
 # Release builds (bench, install, CONFIG=release) link the Swift runtime and Foundation into the
 # executables: about 6 MiB less idle memory for persistd (docs/daemon.md, "Memory"). They link
 # with the toolchain's lld, which packs the relative relocations (glibc 2.36 reads them) and
-# places the functions of Build/hot-functions.txt first: about 6 MiB less again.
+# places the functions of Build/hot-functions.txt first, and export no symbols (SwiftPM asks for
+# -export-dynamic): about 6 MiB less again.
 RELEASE_FLAGS := --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs \
-                 -Xlinker --symbol-ordering-file=$(CURDIR)/Build/hot-functions.txt -Xlinker --no-warn-symbol-ordering
+                 -Xlinker --symbol-ordering-file=$(CURDIR)/Build/hot-functions.txt -Xlinker --no-warn-symbol-ordering \
+                 -Xlinker --no-export-dynamic
 RELEASE_BUILD := $(SWIFT) build -c release $(RELEASE_FLAGS)
 STATIC_FLAG  := $(if $(filter release,$(CONFIG)),$(RELEASE_FLAGS))
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -68,12 +68,16 @@ struct StaticLinkTests {
         return addresses
     }
 
-    @Test("linked as installed: packed relative relocations, and the functions of Build/hot-functions.txt first",
+    @Test("linked as installed: packed relative relocations, no exported symbols, and the functions of Build/hot-functions.txt first",
           .enabled(if: expectsStatic, "only the release build links with lld and the function order"))
     func releaseLayout() throws {
         let binary = BuiltBinary.url("persistd").path
         let dynamic = try SystemdProcess.run("/usr/bin/readelf", ["--dynamic", binary])
         #expect(dynamic.out.contains("(RELR)"), "no DT_RELR: the relative relocations are not packed")
+        let exported = try SystemdProcess.run("/usr/bin/nm", ["--dynamic", "--defined-only", binary])
+        #expect(exported.status == 0, "nm: \(exported.err)")
+        let exportedCount = exported.out.split(separator: "\n").count
+        #expect(exportedCount == 0, "persistd exports \(exportedCount) symbols: linked with -export-dynamic")
 
         let list = try String(contentsOf: BuiltBinary.packageRoot.appendingPathComponent("Build/hot-functions.txt"), encoding: .utf8)
         let hot = list.split(separator: "\n").filter { !$0.hasPrefix("#") }
