@@ -84,7 +84,8 @@ struct StaticLinkTests {
         let addresses = try Self.functionAddresses(binary)
         let textStart = try #require(addresses.values.min())
         let placed = hot.compactMap { addresses[$0] }
-        #expect(placed.count * 2 > hot.count, "most listed functions are in the binary: \(placed.count) of \(hot.count)")
+        #expect(placed.count * 2 > hot.count,
+                "only \(placed.count) of \(hot.count) listed functions are in the binary: the list is stale, run make hot-functions")
         // The linker lays the listed functions out in their order from the start of .text
         // (bringing along what shares a section with them). Without the order the first ones
         // lie anywhere in the 17 MiB of code.
