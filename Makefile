@@ -68,11 +68,17 @@ test: deps
 	$(MAKE) test-tsan
 
 ## test-static: persistd as installed (release, Swift runtime linked statically) runs a real session:
-## StaticLinkTests against that binary. Needs the test build of `make test`.
+## StaticLinkTests against that binary. Needs the test build of `make test`. Then the recorder of
+## `make hot-functions` runs once against it, into .build/, so that it keeps working.
 test-static: deps
+	$(call install_missing,valgrind)
 	$(RELEASE_BUILD) --product persistd
+	$(RELEASE_BUILD) --product persistctl
 	PERSIST_BIN_DIR=$$($(RELEASE_BUILD) --show-bin-path) PERSIST_EXPECT_STATIC=1 \
 	  $(SWIFT) test --skip-build --filter StaticLinkTests
+	timeout 600 Build/record-hot-functions.sh $$($(RELEASE_BUILD) --show-bin-path) .build/hot-functions-check.txt
+	@count=$$(grep -vc '^#' .build/hot-functions-check.txt); test "$$count" -gt 2000 || \
+	  { echo "Build/record-hot-functions.sh recorded only $$count functions of persistd"; exit 1; }
 
 ## test-fuzz-corpus: each fuzz target, built normally, replays its seed corpus (Fuzz/Corpus/<target>/).
 test-fuzz-corpus:
