@@ -13,7 +13,8 @@ bindir=$1
 output=$2
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
-trap 'kill "$daemon" 2>/dev/null || true; rm -rf "$work"' EXIT
+daemon=""
+trap '[ -z "$daemon" ] || kill "$daemon" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 # libdispatch passes sigsuspend a signal mask in read-only memory and valgrind writes into the
 # mask it is given: a sigsuspend that passes a writable copy lets persistd park its main thread.
