@@ -7,7 +7,8 @@ import Foundation
 /// ``init(contentsOf:)``). A model may be changed until it is first used by a
 /// ``PersistentStoreCoordinator``; then it is frozen and read-only, as in Core Data.
 public final class ManagedObjectModel: @unchecked Sendable {
-    // @unchecked Sendable: the entity list is written only before freeze(); `frozen` is a `Locked` lock.
+    // @unchecked Sendable: the entity list is written only before freeze(); `frozen` is a `Locked`
+    // lock; `freezing` serializes freezes, so the derived lookups are written by one thread.
 
     /// The model's entities, in the order they were added.
     public var entities: [EntityDescription] {
@@ -22,6 +23,9 @@ public final class ManagedObjectModel: @unchecked Sendable {
     public var sourceURL: URL?
 
     private let frozen = Locked(false)
+    /// Held for the whole of ``freeze()``: coordinators made on several threads for one model
+    /// freeze it at once, and only the first may resolve and lay it out.
+    private let freezing = NSLock()
     private var _entitiesByName: [String: EntityDescription] = [:]
 
     /// Creates a model with the given entities.
@@ -47,9 +51,12 @@ public final class ManagedObjectModel: @unchecked Sendable {
 
     /// Validates the model, resolves names to descriptions and makes it read-only.
     ///
-    /// Called by the coordinator; safe to call more than once. Throws the first
-    /// ``ModelError`` found.
+    /// Called by the coordinator; safe to call more than once, from several threads at once
+    /// (the others wait for the first). Throws the first ``ModelError`` found.
     public func freeze() throws {
+        if isFrozen { return }
+        freezing.lock()
+        defer { freezing.unlock() }
         if isFrozen { return }
         try resolve()
         try validate()
