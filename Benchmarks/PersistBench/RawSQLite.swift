@@ -44,8 +44,7 @@ final class RawSQLite {
         for row in 0..<Int64(count) {
             sqlite3_bind_int64(statement, 1, firstKey + row)
             for column in 0..<10 { sqlite3_bind_int64(statement, Int32(column + 2), Bench.value(row, column)) }
-            guard sqlite3_step(statement) == SQLITE_DONE else { fatalError("bench: insert failed") }
-            sqlite3_reset(statement)
+            stepOnce(statement, "INSERT")
         }
         exec("COMMIT")
         sqlite3_finalize(statement)

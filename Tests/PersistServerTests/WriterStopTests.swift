@@ -115,13 +115,13 @@ struct WriterStopTests {
     /// reader may need, and then `BEGIN IMMEDIATE` fails with `SQLITE_BUSY` too, though no
     /// writer holds the write lock: only a probe that can read and cannot write has caught one.
     static func writeLockIsHeld(_ path: String) throws -> Bool {
-        let busy: Int32 = 5 // SQLITE_BUSY: the probe has no busy handler
+        // SQLiteError.busy (SQLITE_BUSY) at once: the probe has no busy handler.
         let probe = try SQLiteConnection(path: path, flags: [.readWrite, .noMutex])
         defer { try? probe.close() }
         do {
             _ = try probe.int64("SELECT COUNT(*) FROM sqlite_master")
         } catch {
-            guard error.resultCode == busy else { throw error }
+            guard error.resultCode == SQLiteError.busy else { throw error }
             return false
         }
         do {
@@ -129,7 +129,7 @@ struct WriterStopTests {
             try probe.execute("ROLLBACK TRANSACTION")
             return false
         } catch {
-            guard error.resultCode == busy else { throw error }
+            guard error.resultCode == SQLiteError.busy else { throw error }
             return true
         }
     }
