@@ -109,16 +109,20 @@ extension ManagedObjectContext {
             let objects = try fetchInBatches(storeRequest, batchSize: request.fetchBatchSize, store: store)
             return try finish(objects, request: request, entity: entity)
         }
-        if !pending.isEmpty {
-            storeRequest.fetchLimit = 0
-            storeRequest.fetchOffset = 0
+        let isRoot = parent == nil
+        if pending.isEmpty {
+            // Each row becomes its object as it is read, while the row is in cache.
+            var objects: [ManagedObject] = []
+            try store.fetch(storeRequest) { row in objects.append(materialize(row, isRoot: isRoot)) }
+            return try finish(objects, request: request, entity: entity)
         }
+        storeRequest.fetchLimit = 0
+        storeRequest.fetchOffset = 0
         var rows = try store.fetch(storeRequest)
         var objects: [ManagedObject] = []
         objects.reserveCapacity(rows.count)
         // One growth of the registry instead of one rehash per doubling.
         registered.reserveCapacity(registered.count + rows.count)
-        let isRoot = parent == nil
         // Each row is moved out of the array (reversed, then popped from the end) into its
         // object while both are in cache: iterating would retain each row's ID and values
         // and then release them all again when the array dies, a second pass over cold memory.
@@ -126,8 +130,6 @@ extension ManagedObjectContext {
         while let row = rows.popLast() {
             objects.append(materialize(row, isRoot: isRoot))
         }
-        if pending.isEmpty { return try finish(objects, request: request, entity: entity) }
-
         // Reflect unsaved changes: drop deleted objects, re-evaluate changed ones, add inserted ones.
         let candidateSet = Set(pending.candidates)
         var seen = Set<ManagedObjectID>()

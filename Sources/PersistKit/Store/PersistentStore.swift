@@ -43,6 +43,12 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// The rows that match `request`, in its order, within its limit and offset.
     func fetch(_ request: StoreFetchRequest) throws -> [RowSnapshot]
 
+    /// The rows ``fetch(_:)`` gives, handed to `body` one by one, in order, as they are read,
+    /// so the caller can make each row's object while the row is in cache instead of keeping
+    /// every row until the last is read. If `body` throws, the read stops and the error is
+    /// thrown. The default asks ``fetch(_:)`` and hands its rows over.
+    func fetch(_ request: StoreFetchRequest, each body: (_ row: consuming RowSnapshot) throws -> Void) throws
+
     /// The number of rows that match `request`'s entity and predicate; its limit, offset and
     /// sort descriptors are ignored.
     func count(_ request: StoreFetchRequest) throws -> Int

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 extension SQLiteStore {
@@ -205,6 +206,37 @@ extension SQLiteStore {
                 if let row = decodeRow(statement) { rows.append(row) }
             }
             return rows
+        }
+    }
+
+    /// The rows that match `request`, handed to `body` as each is read (see
+    /// ``PersistentStore/fetch(_:each:)``).
+    ///
+    /// One statement, so one snapshot of the store, read under the store's lock like
+    /// ``fetch(_:)``; a store found locked is waited for before the first row, and a read
+    /// interrupted by ``StoreOptions/queryTimeout`` fails with
+    /// ``PersistenceError/Code/queryTimeout`` after the rows already handed over.
+    public func fetch(_ request: StoreFetchRequest, each body: (_ row: consuming RowSnapshot) throws -> Void) throws {
+        var (table, from, whereClause, orderBy, arguments) = try compileFetch(request)
+        let limit = limitClause(request, &arguments)
+        let sql = "SELECT \(selectList(table)) FROM \(from)\(whereClause)\(orderBy)\(limit)"
+        let what = "fetching \(request.entity.name) failed"
+        try withReadSnapshot(what, oneStatement: true) { connection, handedOver in
+            let statement = try connection.cachedStatement(sql)
+            func read() throws {
+                try statement.forEachRow(arguments) { statement in
+                    guard let row = decodeRow(statement) else { return }
+                    handedOver = true
+                    try body(row)
+                }
+            }
+            guard let queryLimit = connection.queryLimit else { return try read() }
+            do {
+                try queryLimit.run(read)
+            } catch let error as SQLiteError where error.extendedResultCode & 0xFF == SQLITE_INTERRUPT {
+                throw PersistenceError(.queryTimeout, "\(what): the query ran longer than \(queryLimit.timeout) s (queryTimeout) and was interrupted",
+                                       path: url?.path, underlying: error.description)
+            }
         }
     }
 

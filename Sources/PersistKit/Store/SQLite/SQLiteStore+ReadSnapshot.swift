@@ -19,12 +19,17 @@ extension SQLiteStore {
     /// anyone: from then on it is never run again, and an SQLite error inside it, `SQLITE_BUSY`
     /// included, is thrown as a ``PersistenceError`` with code ``PersistenceError/Code/sqlite``.
     /// The transaction ends when `body` returns or throws.
-    func withReadSnapshot<T: Sendable>(_ what: String, _ body: (SQLiteConnection, _ handedOver: inout Bool) throws -> T) throws -> T {
+    ///
+    /// With `oneStatement`, `body` runs one statement, which reads one snapshot by itself: no
+    /// transaction is begun, and the wait for locks happens at the statement's first step,
+    /// before it yields a row.
+    func withReadSnapshot<T: Sendable>(_ what: String, oneStatement: Bool = false,
+                                       _ body: (SQLiteConnection, _ handedOver: inout Bool) throws -> T) throws -> T {
         do {
             return try Self.retryingWhileBusy(timeout: busyTimeout, what: what, path: url?.path) {
                 try onConnection { connection throws -> T in
-                    try connection.beginReadSnapshot()
-                    defer { connection.endReadSnapshot() }
+                    if !oneStatement { try connection.beginReadSnapshot() }
+                    defer { if !oneStatement { connection.endReadSnapshot() } }
                     var handedOver = false
                     do {
                         return try body(connection, &handedOver)

@@ -1,0 +1,10 @@
+extension PersistentStore {
+    /// ``fetch(_:)``'s rows handed over one by one: the default for stores that answer with
+    /// every row at once.
+    public func fetch(_ request: StoreFetchRequest, each body: (_ row: consuming RowSnapshot) throws -> Void) throws {
+        var rows = try fetch(request)
+        // Moved out row by row (reversed, then popped from the end): no copy of a row's values.
+        rows.reverse()
+        while let row = rows.popLast() { try body(row) }
+    }
+}
