@@ -9,7 +9,7 @@ def number(value, unit):
 
 report = json.load(open(sys.argv[1] if len(sys.argv) > 1 else ".build/bench.json"))
 print(f"Machine: {report['machine']}  ")
-print(f"Command: `{report['command']}`, median of {report['runs']} runs after a warm-up (min–max in brackets)\n")
+print(f"Command: `{report['command']}`, median of {report['runs']} runs after a warm-up (min–max in brackets; for a ratio, the least and greatest of the rounds' own ratios)\n")
 print("| workload | unit | ours | baseline | ratio | target | met |")
 print("|---|---|---:|---:|---:|---:|:-:|")
 for row in report["rows"]:
@@ -28,4 +28,7 @@ for row in report["rows"]:
             extra += f" (redis SET {details['redis_set_req_s']:,.0f} req/s)"
     if "raw_sqlite_peak_mib" in details:
         extra = f"; raw SQLite peak {details['raw_sqlite_peak_mib']:.1f} MiB"
-    print(f"| {row['workload']}{extra} | {unit} | {ours} | {base} | {row['ratio']:.2f}x | {sign} {row['target']} | {'yes' if met else 'no'} |")
+    ratio = f"{row['ratio']:.2f}x"
+    if "round_ratio_min" in details:
+        ratio += f" [{details['round_ratio_min']:.2f}–{details['round_ratio_max']:.2f}]"
+    print(f"| {row['workload']}{extra} | {unit} | {ours} | {base} | {ratio} | {sign} {row['target']} | {'yes' if met else 'no'} |")

@@ -45,6 +45,28 @@ enum Measure {
         return samples
     }
 
+    /// Milliseconds taken by each of `runs` calls of `body(0)`, `body(1)`, … `body(count - 1)`,
+    /// taken in turns: one warm-up round, then `runs` measured rounds, each calling every body
+    /// once, the first to go rotating from round to round. The load of a noisy machine then
+    /// drifts over all of them alike, instead of over whichever ran in a later block. The
+    /// result holds the samples of each body, in round order, so sample `i` of two bodies
+    /// were taken in the same round.
+    static func interleaved(runs: Int, count: Int, _ body: (_ which: Int) throws -> Void) rethrows -> [[Double]] {
+        var samples = [[Double]](repeating: [], count: count)
+        for round in 0...runs {
+            for turn in 0..<count {
+                let which = (turn + round) % count
+                let start = ContinuousClock.now
+                try body(which)
+                let elapsed = ContinuousClock.now - start
+                if round > 0 {
+                    samples[which].append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+                }
+            }
+        }
+        return samples
+    }
+
     static func median(_ samples: [Double]) -> Double {
         let sorted = samples.sorted()
         guard !sorted.isEmpty else { return 0 }
@@ -61,10 +83,21 @@ enum Measure {
         return 0
     }
 
-    /// A row of medians; `ratio` = ours / baseline.
+    /// A row of medians; `ratio` = ours / baseline. With `paired`, sample `i` of `ours` and of
+    /// `baseline` come from the same round (``interleaved(runs:count:_:)``), and the details add
+    /// the median, least and greatest of the rounds' own ratios (`round_ratio_median`,
+    /// `round_ratio_min`, `round_ratio_max`): how far one round's ratio strays on this machine.
     static func row(_ workload: String, target: Double, ours: [Double], baseline: [Double], unit: String = "ms",
-                    better: String = "lower", baselineName: String = "raw SQLite", details: [String: Double] = [:]) -> BenchmarkRow {
+                    better: String = "lower", baselineName: String = "raw SQLite", paired: Bool = false,
+                    details: [String: Double] = [:]) -> BenchmarkRow {
         let o = median(ours), b = median(baseline)
+        var details = details
+        if paired && ours.count == baseline.count && !ours.isEmpty {
+            let ratios = zip(ours, baseline).map { $1 > 0 ? $0 / $1 : 0 }
+            details["round_ratio_median"] = median(ratios)
+            details["round_ratio_min"] = ratios.min() ?? 0
+            details["round_ratio_max"] = ratios.max() ?? 0
+        }
         return BenchmarkRow(workload: workload, unit: unit, ours: o, baseline: b, ratio: b > 0 ? o / b : 0, target: target,
                             better: better, rssMiB: residentMiB(), oursMin: ours.min() ?? 0, oursMax: ours.max() ?? 0,
                             baselineMin: baseline.min() ?? 0, baselineMax: baseline.max() ?? 0, baselineName: baselineName,

@@ -149,17 +149,18 @@ if wanted("1") {
     // 1. Insert 50,000 objects of 10 Integer 64 attributes, one save.
     let insertCount = 50_000 / scale
     let insertURL = directory.appendingPathComponent("insert.sqlite"), rawInsertURL = directory.appendingPathComponent("insert-raw.sqlite")
-    let insertOurs = try Measure.milliseconds(runs: runs) {
-        Bench.remove(insertURL)
-        try Bench.insertObjects(insertCount, into: try Bench.open(insertURL))
+    let samples = try Measure.interleaved(runs: runs, count: 2) { which in
+        if which == 0 {
+            Bench.remove(insertURL)
+            try Bench.insertObjects(insertCount, into: try Bench.open(insertURL))
+        } else {
+            Bench.remove(rawInsertURL)
+            let raw = RawSQLite(path: rawInsertURL.path)
+            raw.createItemTable()
+            raw.insertItems(insertCount)
+        }
     }
-    let insertRaw = Measure.milliseconds(runs: runs) {
-        Bench.remove(rawInsertURL)
-        let raw = RawSQLite(path: rawInsertURL.path)
-        raw.createItemTable()
-        raw.insertItems(insertCount)
-    }
-    report(Measure.row("1 insert \(insertCount) objects, one save", target: 1.5, ours: insertOurs, baseline: insertRaw))
+    report(Measure.row("1 insert \(insertCount) objects, one save", target: 1.5, ours: samples[0], baseline: samples[1], paired: true))
 }
 
 // The 200,000-row store the read workloads share (and one with a fetch index).
@@ -175,25 +176,22 @@ let columnList = "Z_PK, Z_ENT, Z_OPT, " + RawSQLite.columns.joined(separator: ",
 
 if wanted("2") {
     // 2. Fetch every object and read all 10 attributes.
-    let fetchOurs = try Measure.milliseconds(runs: runs) {
+    // 0: value(forKey:), 1: int64(forKey:), 2: raw; each round runs all three.
+    let samples = try Measure.interleaved(runs: runs, count: 3) { which in
+        guard which < 2 else { return checksum &+= fetchRawDB.selectAll("SELECT \(columnList) FROM ZITEM") }
         let context = try Bench.open(storeURL)
         try context.performAndWait {
             for object in try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) {
-                for key in Bench.keys { checksum &+= object.value(forKey: key) as? Int64 ?? 0 }
+                if which == 0 {
+                    for key in Bench.keys { checksum &+= object.value(forKey: key) as? Int64 ?? 0 }
+                } else {
+                    for key in Bench.keys { checksum &+= object.int64(forKey: key) ?? 0 }
+                }
             }
         }
     }
-    let fetchRaw = Measure.milliseconds(runs: runs) { checksum &+= fetchRawDB.selectAll("SELECT \(columnList) FROM ZITEM") }
-    report(Measure.row("2 fetch \(fetchCount) objects, value(forKey:)", target: 1.5, ours: fetchOurs, baseline: fetchRaw))
-    let typedOurs = try Measure.milliseconds(runs: runs) {
-        let context = try Bench.open(storeURL)
-        try context.performAndWait {
-            for object in try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) {
-                for key in Bench.keys { checksum &+= object.int64(forKey: key) ?? 0 }
-            }
-        }
-    }
-    report(Measure.row("2 fetch \(fetchCount) objects, int64(forKey:)", target: 1.5, ours: typedOurs, baseline: fetchRaw))
+    report(Measure.row("2 fetch \(fetchCount) objects, value(forKey:)", target: 1.5, ours: samples[0], baseline: samples[2], paired: true))
+    report(Measure.row("2 fetch \(fetchCount) objects, int64(forKey:)", target: 1.5, ours: samples[1], baseline: samples[2], paired: true))
 }
 
 if wanted("3") {
@@ -202,7 +200,11 @@ if wanted("3") {
         let predicate = FetchPredicate.comparison(.keyPath("i3"), .greaterThan, .constant(.integer(500)))
             && .comparison(.keyPath("i5"), .lessThan, .constant(.integer(300)))
         let context = try Bench.open(url, indexed: url == indexedURL)
-        let ours = try Measure.milliseconds(runs: runs) {
+        let raw = RawSQLite(path: url.path)
+        let samples = try Measure.interleaved(runs: runs, count: 2) { which in
+            guard which == 0 else {
+                return checksum &+= raw.selectAll("SELECT \(columnList) FROM ZITEM WHERE ZI3 > ? AND ZI5 < ? ORDER BY ZI7 LIMIT 100", bind: [500, 300])
+            }
             let request = FetchRequest<ManagedObject>(entityName: "Item")
             request.predicate = predicate
             request.sortDescriptors = [FetchSortDescriptor(key: "i7")]
@@ -212,11 +214,7 @@ if wanted("3") {
                 context.reset()
             }
         }
-        let raw = RawSQLite(path: url.path)
-        let baseline = Measure.milliseconds(runs: runs) {
-            checksum &+= raw.selectAll("SELECT \(columnList) FROM ZITEM WHERE ZI3 > ? AND ZI5 < ? ORDER BY ZI7 LIMIT 100", bind: [500, 300])
-        }
-        report(Measure.row("3 predicate+sort+limit 100 (\(label))", target: 1.3, ours: ours, baseline: baseline))
+        report(Measure.row("3 predicate+sort+limit 100 (\(label))", target: 1.3, ours: samples[0], baseline: samples[1], paired: true))
     }
 }
 
@@ -229,14 +227,14 @@ if wanted("4") {
     guard let itemEntity = lookupContext.persistentStoreCoordinator?.managedObjectModel.entitiesByName["Item"],
           let storeIdentifier = lookupContext.persistentStoreCoordinator?.persistentStores.first?.identifier else { exit(1) }
     let lookupIDs = lookupKeys.map { ManagedObjectID(entity: itemEntity, storeIdentifier: storeIdentifier, primaryKey: $0) }
-    let lookupOurs = try Measure.milliseconds(runs: runs) {
+    let samples = try Measure.interleaved(runs: runs, count: 2) { which in
+        guard which == 0 else { return checksum &+= fetchRawDB.lookups(lookupKeys) }
         try lookupContext.performAndWait {
             for id in lookupIDs { checksum &+= try lookupContext.existingObject(with: id).value(forKey: "i0") as? Int64 ?? 0 }
             lookupContext.reset()
         }
     }
-    let lookupRaw = Measure.milliseconds(runs: runs) { checksum &+= fetchRawDB.lookups(lookupKeys) }
-    report(Measure.row("4 \(lookupCount) lookups by object ID", target: 1.5, ours: lookupOurs, baseline: lookupRaw))
+    report(Measure.row("4 \(lookupCount) lookups by object ID", target: 1.5, ours: samples[0], baseline: samples[1], paired: true))
 }
 
 if wanted("6") {
@@ -245,18 +243,19 @@ if wanted("6") {
     let savesURL = directory.appendingPathComponent("saves.sqlite"), rawSavesURL = directory.appendingPathComponent("saves-raw.sqlite")
     Bench.remove(savesURL)
     let savesContext = try Bench.open(savesURL)
-    let savesOurs = try Measure.milliseconds(runs: runs) {
-        for _ in 0..<saveCount { try Bench.insertObjects(1, into: savesContext) }
-    }
     Bench.remove(rawSavesURL)
     let rawSaves = RawSQLite(path: rawSavesURL.path)
     rawSaves.createItemTable()
     var nextKey: Int64 = 1
-    let savesRaw = Measure.milliseconds(runs: runs) {
-        rawSaves.singleRowTransactions(saveCount, firstKey: nextKey)
-        nextKey += Int64(saveCount)
+    let samples = try Measure.interleaved(runs: runs, count: 2) { which in
+        if which == 0 {
+            for _ in 0..<saveCount { try Bench.insertObjects(1, into: savesContext) }
+        } else {
+            rawSaves.singleRowTransactions(saveCount, firstKey: nextKey)
+            nextKey += Int64(saveCount)
+        }
     }
-    report(Measure.row("6 \(saveCount) saves of one object", target: 1.2, ours: savesOurs, baseline: savesRaw))
+    report(Measure.row("6 \(saveCount) saves of one object", target: 1.2, ours: samples[0], baseline: samples[1], paired: true))
 }
 
 if wanted("5") {
@@ -264,7 +263,13 @@ if wanted("5") {
     let parentCount = 10_000 / scale
     let familyURL = directory.appendingPathComponent("family.sqlite")
     try Bench.insertFamilies(parentCount, childrenEach: 10, at: familyURL)
-    let ours = try Measure.milliseconds(runs: runs) {
+    let raw = RawSQLite(path: familyURL.path)
+    let samples = try Measure.interleaved(runs: runs, count: 2) { which in
+        guard which == 0 else {
+            checksum &+= raw.selectAll("SELECT Z_PK, Z_ENT, Z_OPT, ZP0 FROM ZPARENT")
+            checksum &+= raw.selectAll("SELECT Z_PK, Z_ENT, Z_OPT, ZC0, ZPARENT FROM ZCHILD WHERE ZPARENT IS NOT NULL")
+            return
+        }
         let context = try Bench.openFamily(familyURL)
         try context.performAndWait {
             let request = FetchRequest<ManagedObject>(entityName: "Parent")
@@ -275,12 +280,7 @@ if wanted("5") {
             }
         }
     }
-    let raw = RawSQLite(path: familyURL.path)
-    let baseline = Measure.milliseconds(runs: runs) {
-        checksum &+= raw.selectAll("SELECT Z_PK, Z_ENT, Z_OPT, ZP0 FROM ZPARENT")
-        checksum &+= raw.selectAll("SELECT Z_PK, Z_ENT, Z_OPT, ZC0, ZPARENT FROM ZCHILD WHERE ZPARENT IS NOT NULL")
-    }
-    report(Measure.row("5 \(parentCount) parents x 10 children, prefetch", target: 2.0, ours: ours, baseline: baseline))
+    report(Measure.row("5 \(parentCount) parents x 10 children, prefetch", target: 2.0, ours: samples[0], baseline: samples[1], paired: true))
 }
 
 if wanted("7") || wanted("8") {
