@@ -256,7 +256,7 @@ extension ManagedObject {
             }
             let ids = toManyMembers(relationship)
             if relationship.isOrdered { return ids.map { context.registeredObject(with: $0) } as Any }
-            var members = Set<ManagedObject>(minimumCapacity: ids.count)
+            var members = Set<ManagedObject>(roomFor: ids.count)
             // Through the buffer, no retain and release of each ID as it is read; a plain lookup
             // first (a member is almost always registered), rather than the registry's modify
             // accessor, which checks the table's uniqueness and takes the key per member.
@@ -280,7 +280,7 @@ extension ManagedObject {
         #endif
         if ordered { return objects as Any }
         return objects.withUnsafeBufferPointer { buffer in
-            var members = Set<ManagedObject>(minimumCapacity: buffer.count)
+            var members = Set<ManagedObject>(roomFor: buffer.count)
             for object in buffer { members.insert(object) }
             return members as Any
         }

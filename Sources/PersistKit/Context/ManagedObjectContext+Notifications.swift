@@ -96,15 +96,13 @@ extension ManagedObjectContext {
             return []
         }
         // The sets are built straight from the pending lists (no filtered copies first).
-        var inserted = Set<ManagedObject>(minimumCapacity: unprocessedInserted.count)
+        // Not `Set(minimumCapacity:)`: see `Set(roomFor:)`.
+        var inserted = Set<ManagedObject>(roomFor: unprocessedInserted.count)
         for object in unprocessedInserted where !object._isDeleted { inserted.insert(object) }
         // An empty list makes an empty set without allocating one.
-        var updated = Set<ManagedObject>()
-        if !unprocessedUpdated.isEmpty {
-            updated.reserveCapacity(unprocessedUpdated.count)
-            for object in unprocessedUpdated where !object._isDeleted { updated.insert(object) }
-        }
-        let deleted = unprocessedDeleted.isEmpty ? Set<ManagedObject>() : Set(unprocessedDeleted)
+        var updated = Set<ManagedObject>(roomFor: unprocessedUpdated.count)
+        for object in unprocessedUpdated where !object._isDeleted { updated.insert(object) }
+        let deleted = Set(members: unprocessedDeleted)
         Self.clearPending(&unprocessedInserted)
         Self.clearPending(&unprocessedUpdated)
         Self.clearPending(&unprocessedDeleted)

@@ -586,10 +586,10 @@ extension ManagedObjectContext {
             // The saved changes are boxed once and shared by both notifications.
             let boxedChanges: Any = changes
             Self.savedObjectsUserInfo.post(Self.didSaveObjectsNotification, object: self,
-                                           insertedSet ?? Set(inserted), Set(updated), Set(deleted), boxedChanges)
+                                           insertedSet ?? Set(members: inserted), Set(members: updated), Set(members: deleted), boxedChanges)
             Self.savedObjectIDsUserInfo.post(Self.didSaveObjectIDsNotification, object: self,
-                                             Set(changes.inserted), changes.updated.isEmpty ? Set<ManagedObjectID>() : Set(changes.updatedIDs),
-                                             Set(changes.deleted), boxedChanges)
+                                             Set(members: changes.inserted), changes.updated.isEmpty ? Set<ManagedObjectID>() : Set(members: changes.updatedIDs),
+                                             Set(members: changes.deleted), boxedChanges)
         }
         let saved = changes
         if hasChildren {

@@ -184,7 +184,32 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// ``ReadScope`` (single-object reads of one block may share a read transaction).
     @inline(__always) func onQueue<T>(_ block: () throws -> T) rethrows -> T {
         if isOnQueue { return try block() }
-        return try queue.sync { try ReadScope.run(for: self, block) }
+        return try hop(block, rescue: { throw $0 })
+    }
+
+    /// `block` run synchronously on the context's queue as a new ``ReadScope``, its result or
+    /// error carried back, through Dispatch's non-generic `sync`.
+    ///
+    /// Dispatch's generic `sync` keeps the result in an `Optional<T>` and the error beside it,
+    /// and `T` is not known where Dispatch is compiled: every call looked up `Optional<T>`'s
+    /// metadata twice in the runtime's cache (about 650 instructions) and wrapped the closure
+    /// again. Here the result goes into stack memory of `T`'s size, which needs no metadata
+    /// beyond `T`'s own. `rescue` rethrows the block's error: a `rethrows` function may throw
+    /// only through a closure it is given (the caller passes `{ throw $0 }`, as Dispatch does).
+    private func hop<T>(_ block: () throws -> T, rescue: (any Error) throws -> T) rethrows -> T {
+        try withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
+            var failure: (any Error)?
+            queue.sync {
+                do {
+                    // The slot's one element: `capacity` is 1, so the base address exists.
+                    try slot.baseAddress.unsafelyUnwrapped.initialize(to: ReadScope.run(for: self, block))
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { return try rescue(failure) }
+            return slot.baseAddress.unsafelyUnwrapped.move()
+        }
     }
 
     // MARK: - Registered objects
