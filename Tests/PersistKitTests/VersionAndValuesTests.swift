@@ -74,4 +74,37 @@ struct VersionAndValuesTests {
             #expect(beer.primitiveValue(atSlot: abv) == .double(7))
         }
     }
+
+    /// `setPrimitiveValue(_:atSlot:)` stores what `setValue(_:forKey:)` stores for the matching
+    /// Swift value, and a saved object's change through it is tracked and saved alike.
+    @Test func settingASlotIsSettingTheValueByName() throws {
+        let coordinator = try M.coordinator()
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let byName = M.insert("Beer", into: context, ["name": "Dubbel", "abv": 7.0, "ibu": Int16(20)])
+            let bySlot = M.insert("Beer", into: context, ["name": "placeholder"])
+            let entity = bySlot.entity
+            let name = try #require(entity.slotIndex(of: "name")), abv = try #require(entity.slotIndex(of: "abv"))
+            let ibu = try #require(entity.slotIndex(of: "ibu"))
+            bySlot.setPrimitiveValue(.string("Dubbel"), atSlot: name)
+            bySlot.setPrimitiveValue(.double(7), atSlot: abv)
+            bySlot.setPrimitiveValue(.integer(20), atSlot: ibu)
+            #expect(slotValues(bySlot) == slotValues(byName))
+            #expect(bySlot.value(forKey: "name") as? String == "Dubbel")
+            try context.save()
+
+            // A saved object: the change is recorded, shows in changedValues, and is saved.
+            bySlot.setPrimitiveValue(.double(7.5), atSlot: abv)
+            #expect(bySlot.hasChanges)
+            #expect(bySlot.changedValues()["abv"] as? Double == 7.5)
+            #expect(context.updatedObjects.contains(bySlot))
+            try context.save()
+        }
+        let reader = M.context(coordinator)
+        try reader.performAndWait {
+            let request = M.request("Beer")
+            let abvs = try reader.fetch(request).compactMap { $0.value(forKey: "abv") as? Double }.sorted()
+            #expect(abvs == [7, 7.5])
+        }
+    }
 }

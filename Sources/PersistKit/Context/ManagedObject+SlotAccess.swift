@@ -1,5 +1,5 @@
-/// Reading stored values by slot, for code that walks an entity's properties in order (a wire
-/// encoder) and would otherwise look each name up in the entity's table.
+/// Reading and writing stored values by slot, for code that walks an entity's properties in
+/// order (a wire encoder or decoder) and would otherwise look each name up in the entity's table.
 extension ManagedObject {
     /// The stored value in `slot` (an index into ``EntityDescription/slots``), loading a fault
     /// first; what ``primitiveValue(forKey:)`` returns for that slot's property.
@@ -9,6 +9,18 @@ extension ManagedObject {
         precondition(slot >= 0 && slot < entity.slots.count, "ManagedObject: entity \(entity.name) has no slot \(slot)")
         willAccessValue()
         return values[slot]
+    }
+
+    /// Sets the stored value in `slot` without conversion, type checks or inverse maintenance:
+    /// what ``setPrimitiveValue(_:forKey:)`` does for that slot's property, without looking
+    /// its name up (a PersistKit addition, for code that decodes values slot by slot, such as
+    /// a wire decoder). For a plain attribute given the ``StoreValue`` its type stores, this
+    /// is what ``setValue(_:forKey:)`` does with the matching Swift value.
+    ///
+    /// - Precondition: `slot` is an index of `entity.slots`.
+    public func setPrimitiveValue(_ value: StoreValue, atSlot slot: Int) {
+        precondition(slot >= 0 && slot < entity.slots.count, "ManagedObject: entity \(entity.name) has no slot \(slot)")
+        setSlot(slot, to: value)
     }
 
     /// The object's ``storeVersion`` and the values of all its slots (laid out by

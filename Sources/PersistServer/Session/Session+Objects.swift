@@ -26,7 +26,7 @@ extension Session {
         let values = try decodeValues(fields.object("values") ?? [], entity: entity)
         let object = ManagedObject(entity: entity, insertInto: context)
         do {
-            for (name, value) in values { try object.setCheckedValue(value, forKey: name) }
+            for value in values { try value.set(on: object) }
         } catch {
             context.delete(object)
             throw WireError(persistenceError: error)
@@ -47,7 +47,7 @@ extension Session {
         if let expected { try requireVersion(expected, of: object) }
         let values = try decodeValues(fields.object("values") ?? [], entity: object.entity)
         do {
-            for (name, value) in values { try object.setCheckedValue(value, forKey: name) }
+            for value in values { try value.set(on: object) }
         } catch {
             throw WireError(persistenceError: error)
         }
@@ -180,8 +180,8 @@ extension Session {
     }
 
     /// Every value of `members` converted for its property, checked before anything is set.
-    func decodeValues(_ members: [JSON.Member], entity: EntityDescription) throws(WireError) -> [(String, Any?)] {
-        var result: [(String, Any?)] = []
+    func decodeValues(_ members: [JSON.Member], entity: EntityDescription) throws(WireError) -> [DecodedValue] {
+        var result: [DecodedValue] = []
         result.reserveCapacity(members.count)
         // Clients usually write values in the model's order: each key is first compared with
         // the name of the next slot, which costs less than hashing it. A property's name is
@@ -191,15 +191,22 @@ extension Session {
         let slots = entity.slots
         var next = 0
         for member in members {
-            let property: PropertyDescription
+            let property: PropertyDescription, slot: Int?
             if next < slots.count, slots[next].name == member.key {
-                property = slots[next]
+                (property, slot) = (slots[next], next)
             } else {
                 property = try entity.checkProperty(member.key)
+                slot = entity.slotIndex(of: member.key)
             }
             next += 1
-            result.append((member.key, try WireValueCoder.decode(member.value, for: property, of: entity,
-                                                                 in: context, coordinator: state.coordinator)))
+            // An attribute's value goes to its slot as stored (the types the coder refuses
+            // throw here); relationships take the general path.
+            if let slot, let attribute = property as? AttributeDescription {
+                result.append(.slot(slot, try WireValueCoder.storeValue(member.value, for: attribute, of: entity)))
+            } else {
+                result.append(.property(member.key, try WireValueCoder.decode(member.value, for: property, of: entity,
+                                                                              in: context, coordinator: state.coordinator)))
+            }
         }
         return result
     }

@@ -139,39 +139,54 @@ public enum WireValueCoder {
             return try destination(json, relationship: relationship, key: key, context: context, coordinator: coordinator)
         }
         guard let attribute = property as? AttributeDescription else { return nil }
-        if json == .null { return nil }
+        // The stored value's Swift value: the same types `setCheckedValue` takes as they are.
+        return try storeValue(json, for: attribute, of: entity).anyValue
+    }
+
+    /// The stored value of `attribute` of `entity` from `json` (``StoreValue/null`` for JSON
+    /// `null`): what ``ManagedObject/setCheckedValue(_:forKey:)`` stores for the Swift value
+    /// ``decode(_:for:of:in:coordinator:)`` gives, made without that value, so a plain
+    /// attribute's value can be set in its slot directly
+    /// (``ManagedObject/setPrimitiveValue(_:atSlot:)``).
+    ///
+    /// - Throws: `type_mismatch` for a value of the wrong JSON type or out of range, or for an
+    ///   attribute type that cannot be set over the wire.
+    public static func storeValue(_ json: JSON, for attribute: AttributeDescription, of entity: EntityDescription) throws(WireError) -> StoreValue {
+        // Built only when a message needs it: a value that decodes costs no string.
+        var key: String { "\(entity.name).\(attribute.name)" }
+        if json == .null { return .null }
         let type = attribute.attributeType
         switch (type, json) {
         case (.integer16, .integer(let v)), (.integer32, .integer(let v)), (.integer64, .integer(let v)):
             if let range = type.integerRange, !range.contains(v) {
-                throw WireError(.typeMismatch, "\(v) is out of range for \(key), which is \(type.rawValue)", details: [JSON.Member("key", .string(property.name))])
+                throw WireError(.typeMismatch, "\(v) is out of range for \(key), which is \(type.rawValue)", details: [JSON.Member("key", .string(attribute.name))])
             }
-            return v
-        case (.double, .integer(let v)), (.float, .integer(let v)): return Double(v)
-        case (.double, .double(let v)), (.float, .double(let v)): return v
-        case (.decimal, .integer(let v)): return Decimal(v)
+            return .integer(v)
+        case (.double, .integer(let v)), (.float, .integer(let v)): return .double(Double(v))
+        case (.double, .double(let v)), (.float, .double(let v)): return .double(v)
+        case (.decimal, .integer(let v)): return .decimal(Decimal(v))
         case (.decimal, .string(let text)):
             guard isDecimalLiteral(text), let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
                 throw mismatch(key, "a decimal string of digits", json)
             }
-            return decimal
-        case (.string, .string(let v)): return v
-        case (.boolean, .bool(let v)): return v
+            return .decimal(decimal)
+        case (.string, .string(let v)): return .string(v)
+        case (.boolean, .bool(let v)): return .bool(v)
         case (.date, .string(let text)):
             guard let date = WireDate.parse(text) else { throw mismatch(key, "an ISO 8601 date such as 2026-01-31T12:00:00.000Z", json) }
-            return date
+            return .date(date)
         case (.binaryData, .string(let text)):
             guard let data = Data(base64Encoded: text) else { throw mismatch(key, "a base64 string", json) }
-            return data
+            return .data(data)
         case (.uuid, .string(let text)):
             guard let uuid = UUID(uuidString: text) else { throw mismatch(key, "a UUID string", json) }
-            return uuid
+            return .uuid(uuid)
         case (.uri, .string(let text)):
             guard let url = URL(string: text) else { throw mismatch(key, "a URI string", json) }
-            return url
+            return .url(url)
         case (.transformable, _), (.undefined, _), (.objectID, _):
             throw WireError(.typeMismatch, "\(key) is \(type.rawValue), which cannot be set over the wire",
-                            details: [JSON.Member("key", .string(property.name))])
+                            details: [JSON.Member("key", .string(attribute.name))])
         default:
             throw mismatch(key, expectation(for: type), json)
         }
