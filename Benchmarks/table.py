@@ -25,7 +25,10 @@ for row in report["rows"]:
         if "redis_p99_ms" in details:
             extra += f" (redis p99 {details['redis_p99_ms']:.2f} ms, echo {details['echo_req_s']:,.0f} req/s)"
         if "redis_set_req_s" in details:
-            extra += f" (redis SET {details['redis_set_req_s']:,.0f} req/s)"
+            extra += f" (redis SET {details['redis_set_req_s']:,.0f} req/s"
+            if "echo_req_s" in details:
+                extra += f", echo {details['echo_req_s']:,.0f} req/s"
+            extra += ")"
     if "raw_sqlite_peak_mib" in details:
         extra = f"; raw SQLite peak {details['raw_sqlite_peak_mib']:.1f} MiB"
     ratio = f"{row['ratio']:.2f}x"

@@ -117,6 +117,9 @@ struct SocketWorkloads {
                                    unit: "saves/s", better: "higher", baselineName: "raw 1-row commits", paired: true, details: [
                                        "p50_ms": Measure.median(inserts.map(\.p50)), "p99_ms": Measure.median(inserts.map(\.p99)),
                                        "redis_set_req_s": Measure.median(sets.map(\.perSecond)),
+                                       // The same shape's echo rate: at depth 1 a unit waits for
+                                       // one round trip, so no server exceeds it.
+                                       "echo_req_s": Measure.median(echoes.map(\.perSecond)),
                                    ]))
             }
         }
