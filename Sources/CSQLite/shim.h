@@ -15,6 +15,12 @@ static inline int persist_sqlite_db_config_int(sqlite3 *db, int op, int value, i
     return sqlite3_db_config(db, op, value, result);
 }
 
+/// `sqlite3_config(SQLITE_CONFIG_MEMSTATUS, enabled)`: `sqlite3_config` is variadic. It takes
+/// effect only before SQLite initializes (else it returns `SQLITE_MISUSE` and changes nothing).
+static inline int persist_sqlite_config_memstatus(int enabled) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, enabled);
+}
+
 /// The type of the file system holding `path` (`statfs`'s `f_type`, as `EXT4_SUPER_MAGIC`),
 /// or 0 when it cannot be examined. `statfs` is not among the C functions Swift's Glibc module
 /// brings in.

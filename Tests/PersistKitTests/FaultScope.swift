@@ -1,5 +1,6 @@
 import CFaultVFS
 import Foundation
+import PersistKit
 
 /// A directory whose SQLite files go through the fault-injecting VFS of `CFaultVFS`
 /// ("persist-fault"): open a store there with ``StoreOptions/sqliteVFSName`` set to
@@ -73,6 +74,9 @@ final class FaultScope: Sendable {
 
     /// Registers the VFS if needed and starts watching `directory` (which must exist).
     init(directory: URL) throws {
+        // SQLite's process-wide settings first: registering initializes SQLite, after which
+        // they could not be given (see SQLiteLibrary).
+        SQLiteLibrary.prepare()
         let registered = persist_fault_vfs_register()
         guard registered == 0 else { throw ControlError(description: "registering the fault VFS failed with SQLite code \(registered)") }
         let handle = persist_fault_scope_open(directory.path)

@@ -23,6 +23,8 @@ struct FaultInjectionServerTests {
     @Test("a save failed by a write error, an fsync error or a full disk is a clear error; the session and others go on",
           .timeLimit(.minutes(1)))
     func keepsServing() throws {
+        // SQLite's process-wide settings first: registering initializes SQLite (SQLiteLibrary).
+        SQLiteLibrary.prepare()
         #expect(persist_fault_vfs_register() == 0)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("persistd-fault-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -54,6 +54,7 @@ public final class SQLiteConnection {
     /// Opens the database at `path` (`sqlite3_open_v2`), through the registered VFS named
     /// `vfs`, or SQLite's default VFS when it is `nil`.
     public init(path: String, flags: OpenFlags = [.readWrite, .create, .noMutex], vfs: String? = nil) throws(SQLiteError) {
+        SQLiteLibrary.prepare()
         var db: OpaquePointer?
         let code = sqlite3_open_v2(path, &db, flags.rawValue, vfs)
         guard code == SQLITE_OK, let db else {
