@@ -130,6 +130,9 @@ while let argument = arguments.next() {
     }
 }
 
+// SQLite's process-wide settings before either side touches SQLite, whichever runs first: the
+// raw baseline shares this process, and with it the settings PersistKit gives SQLite.
+SQLiteLibrary.prepare()
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("persistd-bench-\(ProcessInfo.processInfo.processIdentifier)")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
