@@ -75,7 +75,9 @@ final class RawSQLite {
         exec("BEGIN")
         for key in keys {
             sqlite3_bind_int64(statement, 1, key)
-            while sqlite3_step(statement) == SQLITE_ROW {
+            // A key names at most one row: reset after it, as a store's read of one row does,
+            // rather than stepping again to learn there is no other (about 750 instructions).
+            if sqlite3_step(statement) == SQLITE_ROW {
                 for column in 0..<13 { sum &+= sqlite3_column_int64(statement, Int32(column)) }
             }
             sqlite3_reset(statement)
