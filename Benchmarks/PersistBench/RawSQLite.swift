@@ -76,7 +76,8 @@ final class RawSQLite {
         for key in keys {
             sqlite3_bind_int64(statement, 1, key)
             // A key names at most one row: reset after it, as a store's read of one row does,
-            // rather than stepping again to learn there is no other (about 750 instructions).
+            // rather than stepping again to learn there is no other (about 190 instructions a
+            // lookup under callgrind).
             if sqlite3_step(statement) == SQLITE_ROW {
                 for column in 0..<13 { sum &+= sqlite3_column_int64(statement, Int32(column)) }
             }
