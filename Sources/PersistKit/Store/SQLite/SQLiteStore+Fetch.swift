@@ -43,41 +43,16 @@ extension SQLiteStore {
         }
     }
 
-    /// The slot values of the row the statement is on, one per element of `slots`, in order.
-    ///
-    /// Up to 12 slots the array is written as a literal: Swift allocates a literal's buffer at
-    /// its exact size and stores the elements in place, one allocation and nothing else, where
-    /// `reserveCapacity` and `append` (the general path below, for wider rows) went through the
-    /// array's generic growth routine, about 350 instructions per row under callgrind, and
-    /// `Array(repeating:count:)` or `init(unsafeUninitializedCapacity:)` cost more still.
-    /// Array literals evaluate their elements left to right, so columns are read in order.
+    /// The slot values of the row the statement is on, one per element of `slots`, in order
+    /// (allocated as ``StoreValue/row(count:_:)`` does).
     @inline(__always)
     private func decodeValues(_ statement: SQLiteStatement, _ slots: UnsafeBufferPointer<SQLiteSchema.SlotColumn>,
                               _ knownDestination: ManagedObjectID?, _ knownInverse: RelationshipDescription?) -> [StoreValue] {
-        // Not forced inline: one copy of the slot decoder serves the 78 elements below.
+        // Not forced inline: one copy of the slot decoder serves every element of the row.
         func v(_ index: Int) -> StoreValue {
             decodeSlot(statement, slots[index], knownDestination, knownInverse)
         }
-        switch slots.count {
-        case 0: return []
-        case 1: return [v(0)]
-        case 2: return [v(0), v(1)]
-        case 3: return [v(0), v(1), v(2)]
-        case 4: return [v(0), v(1), v(2), v(3)]
-        case 5: return [v(0), v(1), v(2), v(3), v(4)]
-        case 6: return [v(0), v(1), v(2), v(3), v(4), v(5)]
-        case 7: return [v(0), v(1), v(2), v(3), v(4), v(5), v(6)]
-        case 8: return [v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7)]
-        case 9: return [v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), v(8)]
-        case 10: return [v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), v(8), v(9)]
-        case 11: return [v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), v(8), v(9), v(10)]
-        case 12: return [v(0), v(1), v(2), v(3), v(4), v(5), v(6), v(7), v(8), v(9), v(10), v(11)]
-        default:
-            var values: [StoreValue] = []
-            values.reserveCapacity(slots.count)
-            for index in slots.indices { values.append(v(index)) }
-            return values
-        }
+        return StoreValue.row(count: slots.count, v)
     }
 
     /// The value of one slot of the row the statement is on (see ``decodeRow(_:knownID:knownDestination:)``).
