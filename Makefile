@@ -27,7 +27,7 @@ RELEASE_BUILD := $(SWIFT) build -c release $(RELEASE_FLAGS)
 STATIC_FLAG  := $(if $(filter release,$(CONFIG)),$(RELEASE_FLAGS))
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build test test-static test-tsan test-fuzz-corpus fuzz stress run bench hot-functions install install-bin install-systemd clean
+.PHONY: all deps build test test-static test-tsan test-fuzz-corpus fuzz stress run bench bench-instructions hot-functions install install-bin install-systemd clean
 
 all: build
 
@@ -143,6 +143,15 @@ bench: deps
 	$(RELEASE_BUILD) --product persistctl
 	$(RELEASE_BUILD) --product persistd-bench
 	$$($(RELEASE_BUILD) --show-bin-path)/persistd-bench --json .build/bench.json $(BENCH_ARGS)
+
+## bench-instructions: instructions per object, lookup or save of workloads 1 to 6, ours against
+## raw SQLite, counted by callgrind in the steady state (Benchmarks/instructions.py): figures that
+## do not move with the machine's load, for comparing two versions of the code. Installs valgrind
+## when it is missing. Never part of `make test`.
+bench-instructions: deps
+	$(call install_missing,valgrind python3)
+	$(RELEASE_BUILD) --product persistd-bench
+	python3 Benchmarks/instructions.py $$($(RELEASE_BUILD) --show-bin-path)/persistd-bench --json .build/bench-instructions.json
 
 ## hot-functions: records the functions persistd runs in a typical life under callgrind and writes
 ## Build/hot-functions.txt, the order of the release link (docs/daemon.md, "Memory"). Run it again

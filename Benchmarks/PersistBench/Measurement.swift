@@ -57,7 +57,7 @@ enum Measure {
             for turn in 0..<count {
                 let which = (turn + round) % count
                 let start = ContinuousClock.now
-                try body(which)
+                try runBody(which, body)
                 let elapsed = ContinuousClock.now - start
                 if round > 0 {
                     samples[which].append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
@@ -66,6 +66,30 @@ enum Measure {
         }
         return samples
     }
+
+    /// Calls `body(which)` through a function of its own for each of the first four bodies, so
+    /// that a callgrind profile of the run counts each body's instructions apart
+    /// (`Benchmarks/instructions.py`, `make bench-instructions`).
+    static func runBody(_ which: Int, _ body: (_ which: Int) throws -> Void) rethrows {
+        switch which {
+        case 0: try body0(body)
+        case 1: try body1(body)
+        case 2: try body2(body)
+        case 3: try body3(body)
+        default: try body(which)
+        }
+    }
+
+    // Never inlined. The optimizer clones each for every closure it is called with, and merges
+    // clones that differ only in a constant into one function (a `Tm` symbol), which would then
+    // count two bodies as one: each calls ``mark()`` a different number of times, so no two
+    // have the same shape.
+    @inline(never) static func body0(_ body: (_ which: Int) throws -> Void) rethrows { try body(0) }
+    @inline(never) static func body1(_ body: (_ which: Int) throws -> Void) rethrows { try body(1); mark() }
+    @inline(never) static func body2(_ body: (_ which: Int) throws -> Void) rethrows { try body(2); mark(); mark() }
+    @inline(never) static func body3(_ body: (_ which: Int) throws -> Void) rethrows { try body(3); mark(); mark(); mark() }
+    /// Does nothing, out of line (see ``body1(_:)``).
+    @inline(never) static func mark() {}
 
     static func median(_ samples: [Double]) -> Double {
         let sorted = samples.sorted()
