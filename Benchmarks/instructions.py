@@ -36,7 +36,7 @@ WORKLOADS = {
 def body_counts(bench, workload, runs):
     """Inclusive instructions of each Measure.bodyN function in one callgrind run."""
     with tempfile.NamedTemporaryFile(suffix=".callgrind") as out:
-        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}", bench,
+        subprocess.run(["setarch", "-R", "valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}", bench,
                         "--quick", "--only", workload, "--runs", str(runs)],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--auto=no", "--threshold=100", out.name],

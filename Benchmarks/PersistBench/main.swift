@@ -224,7 +224,7 @@ if wanted("3") {
 if wanted("4") {
     // 4. 100,000 lookups by object ID.
     let lookupCount = 100_000 / scale
-    var generator = SystemRandomNumberGenerator()
+    var generator = SeededGenerator(seed: 8)
     let lookupKeys = (0..<lookupCount).map { _ in Int64.random(in: 1...Int64(fetchCount), using: &generator) }
     let lookupContext = try Bench.open(storeURL)
     guard let itemEntity = lookupContext.persistentStoreCoordinator?.managedObjectModel.entitiesByName["Item"],
