@@ -17,7 +17,7 @@ final class EntityRules: Sendable {
     /// A new object's values: each attribute's default, `null` elsewhere.
     let defaults: [StoreValue]
     /// Whether every default holds no reference (null, integers, floating point, Booleans,
-    /// dates): a new object's values are then a byte copy of ``defaults``.
+    /// dates): a new object of more than 12 slots then gets a byte copy of ``defaults``.
     let defaultsAreBitwise: Bool
     /// The transient slots, emptied in store rows.
     let transientSlots: [Int]
