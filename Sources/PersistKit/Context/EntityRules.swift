@@ -17,7 +17,8 @@ final class EntityRules: Sendable {
     /// A new object's values: each attribute's default, `null` elsewhere.
     let defaults: [StoreValue]
     /// Whether every default holds no reference (null, integers, floating point, Booleans,
-    /// dates): a new object of more than 12 slots then gets a byte copy of ``defaults``.
+    /// dates): a new object wider than ``StoreValue/literalRowLimit`` then gets a byte copy of
+    /// ``defaults``.
     let defaultsAreBitwise: Bool
     /// The transient slots, emptied in store rows.
     let transientSlots: [Int]
@@ -67,12 +68,12 @@ final class EntityRules: Sendable {
 
     /// The values of a new object: a buffer of its own, so the object's first write does not
     /// copy shared defaults (made as ``StoreValue/row(count:_:)`` makes a row: through the
-    /// general array initializers it cost about 420 instructions more per object). Beyond 12
-    /// slots, a byte copy when the defaults hold no reference; otherwise the shared defaults,
-    /// copied on first write.
+    /// general array initializers it cost about 420 instructions more per object). Wider than
+    /// ``StoreValue/literalRowLimit``, a byte copy when the defaults hold no reference;
+    /// otherwise the shared defaults, copied on first write.
     @inline(__always) func newObjectValues() -> [StoreValue] {
         let defaults = self.defaults
-        if defaults.count <= 12 {
+        if defaults.count <= StoreValue.literalRowLimit {
             return defaults.withUnsafeBufferPointer { defaults in StoreValue.row(count: defaults.count) { defaults[$0] } }
         }
         guard defaultsAreBitwise else { return defaults }

@@ -1,11 +1,15 @@
 /// Rows of values, allocated the cheap way.
 extension StoreValue {
+    /// The most values ``row(count:_:)`` writes as an array literal; wider rows take the
+    /// general (slower) path.
+    static var literalRowLimit: Int { 12 }
+
     /// An array of `count` values, element `index` being `element(index)`, evaluated in order.
     ///
-    /// Up to 12 values the array is written as a literal. Swift allocates a literal's buffer
-    /// through a metadata accessor the caller caches and stores the elements in place, one
-    /// allocation and nothing else. Every general way of making an array of a given size
-    /// (`reserveCapacity` and `append`, `Array(repeating:count:)`,
+    /// Up to ``literalRowLimit`` values the array is written as a literal. Swift allocates a
+    /// literal's buffer through a metadata accessor the caller caches and stores the elements
+    /// in place, one allocation and nothing else. Every general way of making an array of a
+    /// given size (`reserveCapacity` and `append`, `Array(repeating:count:)`,
     /// `init(unsafeUninitializedCapacity:)`) looks the array's storage class up on each call:
     /// under callgrind about 420 instructions more per array, 665 against 245.
     ///
