@@ -86,7 +86,7 @@ test-fuzz-corpus:
 	for t in $(FUZZ_TARGETS); do $$($(SWIFT) build --show-bin-path)/$$t Fuzz/Corpus/$$t || exit 1; done
 
 test-tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter 'Concurrency'
+	$(SWIFT) test --sanitize=thread -Xswiftc -DPERSIST_PTHREAD_LOCKS --scratch-path .build/tsan --filter 'Concurrency'
 
 ## fuzz: each fuzz target (Fuzz/, docs/RELIABILITY.md) under libFuzzer and AddressSanitizer for
 ## FUZZ_SECONDS seconds, from its seed corpus. New inputs go to .build/fuzz-corpus/<target>, crashes
@@ -124,7 +124,7 @@ stress: deps
 	PERSIST_CRASH_ROUNDS=120 PERSIST_CRASH_MAX_SAVE=10000 PERSIST_MIGRATION_CRASH_ROUNDS=40 PERSIST_WAL_SAVES=1000 \
 	  PERSIST_POWER_CUTS=300 PERSIST_BIN_DIR=$$($(SWIFT) build --show-bin-path) \
 	  $(SWIFT) test --skip-build --filter 'CrashRecoveryTests|Abuse|MigrationCrashTests|WALBoundTests|FaultInjectionPowerLossTests'
-	PERSIST_TSAN_SAVES=5000 $(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter 'ContextConcurrencyStressTests'
+	PERSIST_TSAN_SAVES=5000 $(SWIFT) test --sanitize=thread -Xswiftc -DPERSIST_PTHREAD_LOCKS --scratch-path .build/tsan --filter 'ContextConcurrencyStressTests'
 
 run: build
 	mkdir -p $(RUN_DIR)

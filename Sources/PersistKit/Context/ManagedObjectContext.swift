@@ -450,8 +450,8 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         guard let coordinator = ownCoordinator else {
             throw PersistenceError(.persistentStoreOperation, "the context has neither a coordinator nor a parent")
         }
-        guard !id.isTemporaryID, let storeIdentifier = id.storeIdentifier,
-              let store = coordinator.persistentStore(withIdentifier: storeIdentifier) else { return nil }
+        let storeBits = id.storeBits // 0 for a temporary ID
+        guard storeBits != 0, let store = coordinator.persistentStore(storeBits: storeBits) else { return nil }
         return try store.row(for: id)
     }
 

@@ -80,6 +80,16 @@ public final class PersistentStoreCoordinator: Sendable {
         stores.withLock { $0.first { $0.identifier == identifier } }
     }
 
+    /// The open store whose ``PersistentStore/storeToken`` has the address `bits` (an
+    /// ``ObjectKey``'s store), if any: the store of a permanent ID found by comparing one word per
+    /// store, where ``persistentStore(withIdentifier:)`` compares identifier strings.
+    func persistentStore(storeBits bits: UInt) -> (any PersistentStore)? {
+        stores.withLock { stores in
+            for store in stores where store.storeToken.bits == bits { return store }
+            return nil
+        }
+    }
+
     /// The store that holds objects of `entity`: the first whose configuration includes it.
     public func persistentStore(for entity: EntityDescription) throws -> any PersistentStore {
         let found = stores.withLock { stores in
