@@ -6,7 +6,9 @@ runs the benchmark's quick size under callgrind twice, with one measured round a
 and takes the difference: two rounds of each body in their steady state, without the one-time
 costs of the first run (type metadata, conformance caches, statement preparation, opening files),
 which a single profile mixes in. Measure.interleaved calls each body through a function of its
-own (Measure.body0, body1, ...), whose inclusive count callgrind reports.
+own (Measure.body0, body1, ...), whose inclusive count callgrind reports. The units a round
+handles (objects, lookups, saves, fetches) come from the benchmark's own JSON (`units_per_round`
+in each row's details), so they follow its sizes.
 
 Instruction counts do not depend on the machine's load: the ratio moves only when code does. They
 are not the benchmark's figure (time is, `make bench`): memory stalls and system calls cost time
@@ -20,27 +22,42 @@ import subprocess
 import sys
 import tempfile
 
-# Workload: (row name, units per round at the quick size, unit, the bodies: index -> label).
-# Workload 3 runs its two variants (no index, fetch index) through the same two bodies, so its
-# figures are those of both together.
+# Workload: (name, unit, the bodies: index -> label). Workload 3 runs its two variants (no
+# index, fetch index) through the same two bodies, so its figures are those of both together:
+# its rows' units are summed.
 WORKLOADS = {
-    "1": ("1 insert 5,000 objects, one save", 5000, "object", {0: "ours", 1: "raw"}),
-    "2": ("2 fetch 20,000 objects", 20000, "object", {0: "ours value(forKey:)", 1: "ours int64(forKey:)", 2: "raw"}),
-    "3": ("3 predicate, sort, limit 100 (both variants)", 2, "fetch", {0: "ours", 1: "raw"}),
-    "4": ("4 10,000 lookups by object ID", 10000, "lookup", {0: "ours", 1: "raw"}),
-    "5": ("5 1,000 parents x 10 children, prefetch", 11000, "object", {0: "ours", 1: "raw"}),
-    "6": ("6 100 saves of one object", 100, "save", {0: "ours", 1: "raw"}),
+    "1": ("1 insert, one save", "object", {0: "ours", 1: "raw"}),
+    "2": ("2 fetch", "object", {0: "ours value(forKey:)", 1: "ours int64(forKey:)", 2: "raw"}),
+    "3": ("3 predicate, sort, limit 100 (both variants)", "fetch", {0: "ours", 1: "raw"}),
+    "4": ("4 lookups by object ID", "lookup", {0: "ours", 1: "raw"}),
+    "5": ("5 parents x 10 children, prefetch", "object", {0: "ours", 1: "raw"}),
+    "6": ("6 saves of one object", "save", {0: "ours", 1: "raw"}),
 }
 
 
+def units_per_round(report, workload):
+    """The units one round of workload `workload` handles, from the benchmark's JSON report.
+
+    Rows of one workload that share bodies (workload 2's two rows) report the same count; rows
+    that run one after the other through the same bodies (workload 3's variants) add up."""
+    counts = [row.get("details", {}).get("units_per_round") for row in report["rows"]
+              if row["workload"].split(" ")[0] == workload]
+    if not counts or None in counts:
+        sys.exit(f"workload {workload}: the benchmark's JSON gives no units_per_round")
+    return sum(counts) if workload == "3" else counts[0]
+
+
 def body_counts(bench, workload, runs):
-    """Inclusive instructions of each Measure.bodyN function in one callgrind run."""
-    with tempfile.NamedTemporaryFile(suffix=".callgrind") as out:
+    """Inclusive instructions of each Measure.bodyN function in one callgrind run, and the
+    benchmark's JSON report of that run."""
+    with tempfile.NamedTemporaryFile(suffix=".callgrind") as out, tempfile.NamedTemporaryFile(suffix=".json") as report:
         subprocess.run(["setarch", "-R", "valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}", bench,
-                        "--quick", "--only", workload, "--runs", str(runs)],
+                        "--quick", "--only", workload, "--runs", str(runs), "--json", report.name],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--auto=no", "--threshold=100", out.name],
                               check=True, capture_output=True, text=True).stdout
+        with open(report.name) as file:
+            parsed = json.load(file)
     counts = {}
     total = 0
     for line in text.splitlines():
@@ -58,7 +75,7 @@ def body_counts(bench, workload, runs):
             counts[index] = max(counts.get(index, 0), value)
     if sum(counts.values()) > total:
         sys.exit(f"workload {workload}: the bodies' counts exceed the program's; functions were merged")
-    return counts
+    return counts, parsed
 
 
 def main():
@@ -71,18 +88,21 @@ def main():
     if "--only" in args:
         only = args[args.index("--only") + 1]
     rows = []
-    print(f"{'workload':<46} {'body':<22} {'per unit':>10} {'ratio':>7}")
-    for number, (name, units, unit, bodies) in WORKLOADS.items():
+    print(f"{'workload':<58} {'body':<22} {'per unit':>10} {'ratio':>7}")
+    for number, (title, unit, bodies) in WORKLOADS.items():
         if only and number != only:
             continue
-        one, three = body_counts(bench, number, 1), body_counts(bench, number, 3)
+        (one, report), (three, _) = body_counts(bench, number, 1), body_counts(bench, number, 3)
+        units = units_per_round(report, number)
+        plural = unit + ("es" if unit.endswith("h") else "s")
+        name = f"{title} (quick: {units:,.0f} {plural} a round)"
         # Two more rounds in the second run: the difference over two is one round of each body.
         per_round = {index: (three.get(index, 0) - one.get(index, 0)) / 2 for index in bodies}
         raw = per_round[max(bodies)]
         for index, label in bodies.items():
             per_unit = per_round[index] / units
             ratio = per_round[index] / raw if raw else 0
-            print(f"{name:<46} {label:<22} {per_unit:>10,.0f} {ratio:>6.2f}x")
+            print(f"{name:<58} {label:<22} {per_unit:>10,.0f} {ratio:>6.2f}x")
             rows.append({"workload": name, "body": label, "unit": unit,
                          "instructions_per_unit": round(per_unit), "ratio": round(ratio, 3)})
     if json_path:

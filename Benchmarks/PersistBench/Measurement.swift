@@ -111,11 +111,14 @@ enum Measure {
     /// `baseline` come from the same round (``interleaved(runs:count:_:)``), and the details add
     /// the median, least and greatest of the rounds' own ratios (`round_ratio_median`,
     /// `round_ratio_min`, `round_ratio_max`): how far one round's ratio strays on this machine.
+    /// `unitsPerRound`, the objects, lookups, saves or fetches one round of each side handles,
+    /// goes to the details as `units_per_round`: `make bench-instructions` divides by it.
     static func row(_ workload: String, target: Double, ours: [Double], baseline: [Double], unit: String = "ms",
                     better: String = "lower", baselineName: String = "raw SQLite", paired: Bool = false,
-                    details: [String: Double] = [:]) -> BenchmarkRow {
+                    details: [String: Double] = [:], unitsPerRound: Int? = nil) -> BenchmarkRow {
         let o = median(ours), b = median(baseline)
         var details = details
+        if let unitsPerRound { details["units_per_round"] = Double(unitsPerRound) }
         if paired && ours.count == baseline.count && !ours.isEmpty {
             let ratios = zip(ours, baseline).map { $1 > 0 ? $0 / $1 : 0 }
             details["round_ratio_median"] = median(ratios)

@@ -163,7 +163,8 @@ if wanted("1") {
             raw.insertItems(insertCount)
         }
     }
-    report(Measure.row("1 insert \(insertCount) objects, one save", target: 1.5, ours: samples[0], baseline: samples[1], paired: true))
+    report(Measure.row("1 insert \(insertCount) objects, one save", target: 1.5, ours: samples[0], baseline: samples[1], paired: true,
+                       unitsPerRound: insertCount))
 }
 
 // The 200,000-row store the read workloads share (and one with a fetch index).
@@ -193,8 +194,10 @@ if wanted("2") {
             }
         }
     }
-    report(Measure.row("2 fetch \(fetchCount) objects, value(forKey:)", target: 1.5, ours: samples[0], baseline: samples[2], paired: true))
-    report(Measure.row("2 fetch \(fetchCount) objects, int64(forKey:)", target: 1.5, ours: samples[1], baseline: samples[2], paired: true))
+    report(Measure.row("2 fetch \(fetchCount) objects, value(forKey:)", target: 1.5, ours: samples[0], baseline: samples[2], paired: true,
+                       unitsPerRound: fetchCount))
+    report(Measure.row("2 fetch \(fetchCount) objects, int64(forKey:)", target: 1.5, ours: samples[1], baseline: samples[2], paired: true,
+                       unitsPerRound: fetchCount))
 }
 
 if wanted("3") {
@@ -217,7 +220,8 @@ if wanted("3") {
                 context.reset()
             }
         }
-        report(Measure.row("3 predicate+sort+limit 100 (\(label))", target: 1.3, ours: samples[0], baseline: samples[1], paired: true))
+        report(Measure.row("3 predicate+sort+limit 100 (\(label))", target: 1.3, ours: samples[0], baseline: samples[1], paired: true,
+                           unitsPerRound: 1))
     }
 }
 
@@ -237,7 +241,8 @@ if wanted("4") {
             lookupContext.reset()
         }
     }
-    report(Measure.row("4 \(lookupCount) lookups by object ID", target: 1.5, ours: samples[0], baseline: samples[1], paired: true))
+    report(Measure.row("4 \(lookupCount) lookups by object ID", target: 1.5, ours: samples[0], baseline: samples[1], paired: true,
+                       unitsPerRound: lookupCount))
 }
 
 if wanted("6") {
@@ -258,7 +263,8 @@ if wanted("6") {
             nextKey += Int64(saveCount)
         }
     }
-    report(Measure.row("6 \(saveCount) saves of one object", target: 1.2, ours: samples[0], baseline: samples[1], paired: true))
+    report(Measure.row("6 \(saveCount) saves of one object", target: 1.2, ours: samples[0], baseline: samples[1], paired: true,
+                       unitsPerRound: saveCount))
 }
 
 if wanted("5") {
@@ -283,7 +289,8 @@ if wanted("5") {
             }
         }
     }
-    report(Measure.row("5 \(parentCount) parents x 10 children, prefetch", target: 2.0, ours: samples[0], baseline: samples[1], paired: true))
+    report(Measure.row("5 \(parentCount) parents x 10 children, prefetch", target: 2.0, ours: samples[0], baseline: samples[1], paired: true,
+                       unitsPerRound: parentCount * 11))
 }
 
 if wanted("7") || wanted("8") {
