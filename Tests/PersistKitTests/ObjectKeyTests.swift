@@ -122,6 +122,36 @@ struct ObjectKeyTests {
         }
     }
 
+    /// A lookup by ID goes to the store its token names, among those still open: removing a
+    /// store, first or last in the coordinator's list, leaves the others answering theirs.
+    @Test func lookupsByIDFollowTheStoresStillOpen() throws {
+        let directory = try M.temporaryDirectory()
+        let urls = ["first", "second", "third"].map { directory.appendingPathComponent("\($0).sqlite") }
+        for (url, name) in zip(urls, ["First", "Second", "Third"]) { try Self.seedBrewery(name, at: url) }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: M.make())
+        let first = try coordinator.addPersistentStore(type: .sqlite, at: urls[0])
+        let second = try coordinator.addPersistentStore(type: .sqlite, at: urls[1])
+        let entity = try #require(coordinator.managedObjectModel.entitiesByName["Brewery"])
+        func id(_ store: any PersistentStore) -> ManagedObjectID {
+            ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: 1)
+        }
+        func name(_ objectID: ManagedObjectID) throws -> String? {
+            let context = M.context(coordinator)
+            return try context.performAndWait { try context.existingObject(with: objectID).value(forKey: "name") as? String }
+        }
+        #expect(try name(id(first)) == "First")
+        #expect(try name(id(second)) == "Second")
+        try coordinator.remove(first)
+        #expect(throws: PersistenceError.self, "the removed store's object is not found") { try name(id(first)) }
+        #expect(try name(id(second)) == "Second", "the store after the removed one still answers")
+        let third = try coordinator.addPersistentStore(type: .sqlite, at: urls[2])
+        #expect(try name(id(third)) == "Third")
+        try coordinator.remove(third)
+        #expect(throws: PersistenceError.self) { try name(id(third)) }
+        #expect(try name(id(second)) == "Second")
+        #expect(coordinator.persistentStores.count == 1)
+    }
+
     @Test func theLookupByEntityStoreAndKey() throws {
         let coordinator = try PrefetchedMembersTests.seeded(.sqlite, breweries: 2)
         let store = try #require(S.sqlite(coordinator))

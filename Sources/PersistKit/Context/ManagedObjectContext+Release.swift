@@ -64,7 +64,8 @@ extension ManagedObjectContext {
         // in the table's random order): ordering them moves words.
         let objects = registered.takeAll(keepingCapacity: keepingCapacity)
         for object in Self.inPageOrder(objects) {
-            body(object.takeUnretainedValue())
+            // The table's retain, taken over above, keeps the object alive through `body`.
+            object._withUnsafeGuaranteedRef(body)
             object.release()
         }
     }

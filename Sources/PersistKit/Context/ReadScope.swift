@@ -27,10 +27,13 @@ final class ReadScope {
         if !leases.contains(where: { $0 === store }) { leases.append(store) }
     }
 
-    /// The scope of the block running on this thread, if any.
-    static var current: ReadScope? {
+    /// The scope of the block running on this thread, if any, unretained: it is valid while
+    /// the block runs (``run(for:_:)`` keeps the scope until its block returns), so a caller
+    /// inside the block uses it through `_withUnsafeGuaranteedRef`, without the retain and
+    /// release a strong reference would cost each single-object read.
+    static var unretainedCurrent: Unmanaged<ReadScope>? {
         guard let raw = pthread_getspecific(key) else { return nil }
-        return Unmanaged<ReadScope>.fromOpaque(raw).takeUnretainedValue()
+        return Unmanaged<ReadScope>.fromOpaque(raw)
     }
 
     init(context: ObjectIdentifier?) {

@@ -10,7 +10,15 @@ public final class PersistentStoreCoordinator: Sendable {
     /// The model of every store the coordinator opens.
     public let managedObjectModel: ManagedObjectModel
 
-    private let stores = Locked<[any PersistentStore]>([])
+    /// The open stores, in the order they were added, and the address of each one's
+    /// ``PersistentStore/storeToken`` in the same order: ``persistentStore(storeBits:)`` compares
+    /// words without calling into each store (a store's identifier, so its token, is fixed).
+    private struct OpenStores {
+        var list: [any PersistentStore] = []
+        var tokenBits: [UInt] = []
+    }
+
+    private let stores = Locked(OpenStores())
     private let contexts = Locked<[WeakContext]>([])
     /// Saves waiting to be merged into each context (by identity), in save order; a context
     /// has an entry only while a block that will merge them is scheduled on its queue.
@@ -28,7 +36,7 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     /// The open stores, in the order they were added.
-    public var persistentStores: [any PersistentStore] { stores.withLock { $0 } }
+    public var persistentStores: [any PersistentStore] { stores.withLock { $0.list } }
 
     /// Makes `storeClass` the implementation of `type` for every coordinator (Core Data's
     /// `registerStoreClass(_:type:)`).
@@ -50,17 +58,21 @@ public final class PersistentStoreCoordinator: Sendable {
         guard let storeClass = Self.storeClasses.withLock({ $0[type] }) else {
             throw PersistenceError(.persistentStoreInvalidType, "unknown store type \"\(type.rawValue)\"", path: url?.path)
         }
-        if let url, stores.withLock({ $0.contains { $0.url?.standardizedFileURL == url.standardizedFileURL } }) {
+        if let url, stores.withLock({ $0.list.contains { $0.url?.standardizedFileURL == url.standardizedFileURL } }) {
             throw PersistenceError(.persistentStoreOpen, "the store at \(url.path) is already added to this coordinator", path: url.path)
         }
         let store = try storeClass.init(model: managedObjectModel, configurationName: configuration, url: url, options: options)
-        stores.withLock { $0.append(store) }
+        let bits = store.storeToken.bits
+        stores.withLock {
+            $0.list.append(store)
+            $0.tokenBits.append(bits)
+        }
         if options.remoteChangeNotificationPost, let sqlite = store as? SQLiteStore {
             do {
                 let observer = try RemoteChangeObserver(store: sqlite, coordinator: self)
                 remoteObservers.withLock { $0[store.identifier] = observer }
             } catch {
-                stores.withLock { $0.removeAll { $0 === store } }
+                removeFromList(store)
                 try? store.close()
                 throw error
             }
@@ -70,14 +82,23 @@ public final class PersistentStoreCoordinator: Sendable {
 
     /// Closes `store` and removes it from the coordinator.
     public func remove(_ store: any PersistentStore) throws {
-        stores.withLock { $0.removeAll { $0 === store } }
+        removeFromList(store)
         remoteObservers.withLock { $0.removeValue(forKey: store.identifier) }?.stop()
         try store.close()
     }
 
+    /// Takes `store` out of `stores` and its token's address out of `storeTokenBits`.
+    private func removeFromList(_ store: any PersistentStore) {
+        stores.withLock { stores in
+            guard let index = stores.list.firstIndex(where: { $0 === store }) else { return }
+            stores.list.remove(at: index)
+            stores.tokenBits.remove(at: index)
+        }
+    }
+
     /// The store with the given identifier (`NSStoreUUID`), if open.
     public func persistentStore(withIdentifier identifier: String) -> (any PersistentStore)? {
-        stores.withLock { $0.first { $0.identifier == identifier } }
+        stores.withLock { $0.list.first { $0.identifier == identifier } }
     }
 
     /// The open store whose ``PersistentStore/storeToken`` has the address `bits` (an
@@ -85,15 +106,15 @@ public final class PersistentStoreCoordinator: Sendable {
     /// store, where ``persistentStore(withIdentifier:)`` compares identifier strings.
     func persistentStore(storeBits bits: UInt) -> (any PersistentStore)? {
         stores.withLock { stores in
-            for store in stores where store.storeToken.bits == bits { return store }
-            return nil
+            guard let index = stores.tokenBits.firstIndex(of: bits) else { return nil }
+            return stores.list[index]
         }
     }
 
     /// The store that holds objects of `entity`: the first whose configuration includes it.
     public func persistentStore(for entity: EntityDescription) throws -> any PersistentStore {
         let found = stores.withLock { stores in
-            stores.first { store in
+            stores.list.first { store in
                 guard let name = store.configurationName, name != "Default" else { return true }
                 return managedObjectModel.entities(forConfiguration: name).contains { $0 === entity.rootEntity || $0 === entity }
             }
@@ -109,7 +130,7 @@ public final class PersistentStoreCoordinator: Sendable {
     /// for any entity, found under one lock without looking at the entity. `nil` otherwise.
     func soleStoreForEveryEntity() -> (any PersistentStore)? {
         stores.withLock { stores in
-            guard stores.count == 1, let only = stores.first else { return nil }
+            guard stores.list.count == 1, let only = stores.list.first else { return nil }
             guard let name = only.configurationName, name != "Default" else { return only }
             return nil
         }

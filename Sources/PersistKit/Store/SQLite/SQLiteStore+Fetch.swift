@@ -272,13 +272,17 @@ extension SQLiteStore {
     /// The path of a fault firing and of `existingObject(with:)`: no arrays, the entity's
     /// `WHERE Z_PK = ?` statement found in the connection's short per-entity list (no hashing,
     /// no SQL text), its key rebound in place and its bindings left as they are afterwards.
+    ///
+    /// The row carries the object's key, not `id` (``RowSnapshot/init(entity:store:primaryKey:version:values:)``):
+    /// the caller has the ID, and a row holding it would retain and release it per read.
     public func row(for id: ManagedObjectID) throws -> RowSnapshot? {
-        guard !id.isTemporaryID, id.storeIdentifier == identifier else { return nil }
+        // The token's address, not the identifier string, names the store (0 for a temporary ID).
+        guard id.storeBits == storeToken.bits else { return nil }
         return try withLeasedReadConnection("reading rows failed") { connection -> RowSnapshot? in
             guard let statement = try singleRowStatement(for: id.entity, on: connection) else { return nil }
             try statement.bind(.integer(id.primaryKey), at: 1)
             defer { statement.resetKeepingBindings() }
-            guard try statement.step(), let row = decodeRow(statement, knownID: id), row.entity.isKind(of: id.entity) else {
+            guard try statement.step(), let row = decodeRow(statement), row.entity.isKind(of: id.entity) else {
                 return nil
             }
             return row

@@ -24,19 +24,22 @@ extension SQLiteStore: ReadLeaseHolder {
         // WAL only: there a read transaction never blocks another connection's commit. With a
         // rollback journal its SHARED lock would keep every other connection from committing
         // until the block ends.
-        guard fileWatch.watchesWAL, let scope = ReadScope.current else { return try withConnection(.sqlite, what, body) }
-        do {
-            // One attempt first, outside the retry loop: it reads the clock only once the store
-            // is found busy, not on every read of one row.
+        guard fileWatch.watchesWAL, let current = ReadScope.unretainedCurrent else { return try withConnection(.sqlite, what, body) }
+        // The scope outlives this call: it is the running block's, kept until the block returns.
+        return try current._withUnsafeGuaranteedRef { scope in
             do {
-                return try leasedRead(scope, body)
-            } catch let error as SQLiteError where Self.isBusy(error) {
-                return try Self.retryingWhileBusy(timeout: busyTimeout, what: what, path: url?.path) {
-                    try leasedRead(scope, body)
+                // One attempt first, outside the retry loop: it reads the clock only once the
+                // store is found busy, not on every read of one row.
+                do {
+                    return try leasedRead(scope, body)
+                } catch let error as SQLiteError where Self.isBusy(error) {
+                    return try Self.retryingWhileBusy(timeout: busyTimeout, what: what, path: url?.path) {
+                        try leasedRead(scope, body)
+                    }
                 }
+            } catch let error as SQLiteError {
+                throw error.persistenceError(.sqlite, what, path: url?.path)
             }
-        } catch let error as SQLiteError {
-            throw error.persistenceError(.sqlite, what, path: url?.path)
         }
     }
 
