@@ -77,9 +77,25 @@ struct SQLiteSchema: Sendable {
         /// The index of its tree's table in ``SQLiteSchema/tables``.
         var tableIndex: Int
         /// One entry per slot of the entity.
-        var slotColumns: [SlotColumn]
+        let slotColumns: [SlotColumn]
         /// The entity numbers of this entity and its descendants.
         var selfAndDescendantNumbers: [Int]
+        /// One entry per slot: the statement column (after `Z_PK`, `Z_ENT`, `Z_OPT`) of an
+        /// integer attribute, -1 for any other slot. Plain integers, read by the row decoder's
+        /// inlined common case without copying a ``SlotColumn`` (whose to-one case holds a reference).
+        let integerColumns: [Int32]
+
+        init(entity: EntityDescription, number: Int, tableIndex: Int, slotColumns: [SlotColumn], selfAndDescendantNumbers: [Int]) {
+            self.entity = entity
+            self.number = number
+            self.tableIndex = tableIndex
+            self.slotColumns = slotColumns
+            self.selfAndDescendantNumbers = selfAndDescendantNumbers
+            self.integerColumns = slotColumns.map { slot in
+                if case .attribute(let index, let type) = slot, type.isInteger { return Int32(index + 3) }
+                return -1
+            }
+        }
     }
 
     /// Every table, in root-entity order.
