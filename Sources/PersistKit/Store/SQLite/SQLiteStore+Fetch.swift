@@ -299,7 +299,8 @@ extension SQLiteStore {
         guard id.storeBits == storeToken.bits else { return nil }
         return try withLeasedReadConnection("reading rows failed") { connection -> RowSnapshot? in
             guard let statement = try singleRowStatement(for: id.entity, on: connection) else { return nil }
-            try statement.bind(.integer(id.primaryKey), at: 1)
+            // Left ready for binding by the last read's reset (below), or fresh.
+            try statement.bindInteger(id.primaryKey, at: 1)
             defer { statement.resetKeepingBindings() }
             guard try statement.step(), let row = decodeRow(statement), row.entity.isKind(of: id.entity) else {
                 return nil
