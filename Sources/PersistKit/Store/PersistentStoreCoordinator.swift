@@ -87,7 +87,7 @@ public final class PersistentStoreCoordinator: Sendable {
         try store.close()
     }
 
-    /// Takes `store` out of `stores` and its token's address out of `storeTokenBits`.
+    /// Takes `store` and its token's address out of `stores`.
     private func removeFromList(_ store: any PersistentStore) {
         stores.withLock { stores in
             guard let index = stores.list.firstIndex(where: { $0 === store }) else { return }
