@@ -82,15 +82,8 @@ extension SQLiteStore {
         case .none:
             return .null
         case .attribute(let index, let type):
-            let column = Int32(index + 3)
-            if type == .integer64 || type == .integer32 || type == .integer16 {
-                // The common case inline (decodeAttribute is not inlined): one C call, and the
-                // type check only for a 0, as sqlite3_column_int64 gives 0 for NULL.
-                let value = statement.int64(column)
-                if value == 0 && statement.isNull(column) { return .null }
-                return .integer(value)
-            }
-            return decodeAttribute(statement, column, type)
+            // A nonzero integer never gets here (decodeValues reads it inline).
+            return decodeAttribute(statement, Int32(index + 3), type)
         case .toOne(let index, let entityIndex, let relationship):
             let column = Int32(index + 3)
             let key = statement.int64(column)
@@ -113,7 +106,7 @@ extension SQLiteStore {
 
     /// One attribute value, as Core Data stores each type.
     func decodeAttribute(_ statement: SQLiteStatement, _ column: Int32, _ type: AttributeType) -> StoreValue {
-        if type == .integer64 || type == .integer32 || type == .integer16 {
+        if type.isInteger {
             // One C call for the common case: sqlite3_column_int64 gives 0 for NULL, so only a 0
             // needs the type check that tells the two apart.
             let value = statement.int64(column)
