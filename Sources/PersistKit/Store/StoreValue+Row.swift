@@ -45,4 +45,46 @@ extension StoreValue {
             return values
         }
     }
+
+    /// An array of `count` values, element `index` being `element(index)`, evaluated in order,
+    /// with one copy of `element`'s code however many values there are.
+    ///
+    /// ``row(count:_:)`` copies `element` into every element of its literals (78 copies), which
+    /// suits a small `element`; a row decoder is bigger, and its copies made each single-object
+    /// read run through more code than the instruction cache holds. Here the literal holds
+    /// placeholders (`.integer(placeholder)`; a runtime value, so that the literal is not folded
+    /// into a static array the first write would copy), and one loop writes the elements over
+    /// them. A placeholder holds no reference, so writing over it without destroying it first
+    /// loses nothing.
+    @inline(__always)
+    static func filledRow(count: Int, placeholder: Int64, _ element: (Int) -> StoreValue) -> [StoreValue] {
+        let p = StoreValue.integer(placeholder)
+        var values: [StoreValue]
+        switch count {
+        case 0: return []
+        case 1: values = [p]
+        case 2: values = [p, p]
+        case 3: values = [p, p, p]
+        case 4: values = [p, p, p, p]
+        case 5: values = [p, p, p, p, p]
+        case 6: values = [p, p, p, p, p, p]
+        case 7: values = [p, p, p, p, p, p, p]
+        case 8: values = [p, p, p, p, p, p, p, p]
+        case 9: values = [p, p, p, p, p, p, p, p, p]
+        case 10: values = [p, p, p, p, p, p, p, p, p, p]
+        case 11: values = [p, p, p, p, p, p, p, p, p, p, p]
+        case 12: values = [p, p, p, p, p, p, p, p, p, p, p, p]
+        default:
+            values = []
+            values.reserveCapacity(count)
+            for index in 0..<count { values.append(element(index)) }
+            return values
+        }
+        values.withUnsafeMutableBufferPointer { buffer in
+            // Force-unwrap: the buffer holds 1 to 12 elements, so it has a base address.
+            let base = buffer.baseAddress.unsafelyUnwrapped
+            for index in 0..<count { (base + index).initialize(to: element(index)) }
+        }
+        return values
+    }
 }

@@ -40,16 +40,19 @@ public final class SQLiteConnection {
     /// kept pending inside a transaction, trusted at `COMMIT`, dropped at `ROLLBACK`.
     var historyStrings = SQLiteHistoryStrings()
 
+    /// The statement count and observer, shared with this connection's statements.
+    let tally = SQLiteStatementTally()
     /// The number of statements started on this connection (each run of a prepared statement,
     /// each statement of ``execute(_:)``), for tests and diagnostics.
-    // Unchecked exclusivity: the connection is confined to one thread at a time (the store's
-    // lock), and the dynamic check cost more than the increment on the single-row read path.
-    @exclusivity(unchecked) public private(set) var statementCount = 0
+    public var statementCount: Int { tally.count }
     /// The time limit on reads, when ``StoreOptions/queryTimeout`` sets one (kept alive here
     /// as long as the connection, whose progress handler points to it).
     var queryLimit: SQLiteQueryLimit?
     /// Called with the SQL of each statement started, if set (for tests that assert exact SQL).
-    @exclusivity(unchecked) public var statementObserver: ((String) -> Void)?
+    public var statementObserver: ((String) -> Void)? {
+        get { tally.observer }
+        set { tally.observer = newValue }
+    }
 
     /// Opens the database at `path` (`sqlite3_open_v2`), through the registered VFS named
     /// `vfs`, or SQLite's default VFS when it is `nil`.
@@ -105,8 +108,7 @@ public final class SQLiteConnection {
     }
 
     func noteStatementStarted(_ sql: String) {
-        statementCount += 1
-        statementObserver?(sql)
+        tally.noteStarted(sql)
     }
 
     private func checkOpen(_ sql: String?) throws(SQLiteError) {

@@ -12,6 +12,8 @@ public final class SQLiteStatement {
     let handle: OpaquePointer
     /// The connection that prepared the statement.
     unowned let connection: SQLiteConnection
+    /// The connection's statement count and observer (see ``SQLiteStatementTally``).
+    private let tally: SQLiteStatementTally
     /// The SQL text the statement was prepared from.
     public let sql: String
     // Unchecked exclusivity: a statement is used by one thread at a time (its connection's
@@ -29,6 +31,7 @@ public final class SQLiteStatement {
         }
         self.handle = statement
         self.connection = connection
+        self.tally = connection.tally
         self.sql = sql
     }
 
@@ -138,7 +141,7 @@ public final class SQLiteStatement {
     /// Runs one step: `true` when a row is available to read, `false` when the statement is done.
     @discardableResult
     public func step() throws(SQLiteError) -> Bool {
-        if !needsReset { connection.noteStatementStarted(sql) }
+        if !needsReset { tally.noteStarted(sql) }
         needsReset = true
         let code = sqlite3_step(handle)
         switch code {

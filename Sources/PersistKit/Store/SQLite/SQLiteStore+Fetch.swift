@@ -31,12 +31,12 @@ extension SQLiteStore {
             // retain and release each of its fields per row.
             guard let entity = layouts[number]?.entity, let slotColumns = layouts[number]?.slotColumns,
                   let integerColumns = layouts[number]?.integerColumns else { return nil }
+            let primaryKey = statement.int64(0)
             let values = slotColumns.withUnsafeBufferPointer { slots in
                 integerColumns.withUnsafeBufferPointer { integerColumns in
-                    decodeValues(statement, slots, integerColumns, knownDestination, knownInverse)
+                    decodeValues(statement, slots, integerColumns, knownDestination, knownInverse, placeholder: primaryKey)
                 }
             }
-            let primaryKey = statement.int64(0)
             if let knownID, knownID.entity === entity, knownID.primaryKey == primaryKey {
                 return RowSnapshot(objectID: knownID, version: statement.int64(2), values: values)
             }
@@ -47,20 +47,22 @@ extension SQLiteStore {
     }
 
     /// The slot values of the row the statement is on, one per element of `slots`, in order
-    /// (allocated as ``StoreValue/row(count:_:)`` does). `integerColumns` is the layout's
+    /// (allocated as ``StoreValue/filledRow(count:placeholder:_:)`` does, `placeholder` being
+    /// any value read at run time). `integerColumns` is the layout's
     /// ``SQLiteSchema/EntityLayout/integerColumns``.
     ///
-    /// Each element of `row(count:_:)`'s twelve literals (78 in all) gets its own copy of the
-    /// element's code, so that code is kept to the common case: a nonzero integer, one C call.
-    /// Every other slot goes to ``decodeSlot(_:_:_:_:)``, of which there is one copy. With the
-    /// whole slot decoder inlined into each element, each function that decodes rows was about
-    /// 80 KB of code, and a single-object read touched more code than a 32 KB instruction cache
-    /// holds (callgrind's cache simulation, workload 4: 322 instruction-cache misses a lookup;
-    /// raw SQLite, 13).
+    /// The common case, a nonzero integer (one C call), is decoded inline; every other slot
+    /// goes to ``decodeSlot(_:_:_:_:)``. The row is filled by one loop, so there is one copy of
+    /// this code per decoder: with a copy per element of twelve literals (78 in all) each
+    /// function that decodes rows was 17 KB of code (80 KB with the whole slot decoder inlined),
+    /// and a single-object read ran through more code than a 32 KB instruction cache holds
+    /// (callgrind's cache simulation, workload 4: 256 instruction-cache misses a lookup, 322
+    /// before that; raw SQLite, 13).
     @inline(__always)
     private func decodeValues(_ statement: SQLiteStatement, _ slots: UnsafeBufferPointer<SQLiteSchema.SlotColumn>,
                               _ integerColumns: UnsafeBufferPointer<Int32>,
-                              _ knownDestination: ManagedObjectID?, _ knownInverse: RelationshipDescription?) -> [StoreValue] {
+                              _ knownDestination: ManagedObjectID?, _ knownInverse: RelationshipDescription?,
+                              placeholder: Int64) -> [StoreValue] {
         @inline(__always) func v(_ index: Int) -> StoreValue {
             let column = integerColumns[index]
             if column >= 0 {
@@ -70,7 +72,7 @@ extension SQLiteStore {
             }
             return decodeSlot(statement, slots[index], knownDestination, knownInverse)
         }
-        return StoreValue.row(count: slots.count, v)
+        return StoreValue.filledRow(count: slots.count, placeholder: placeholder, v)
     }
 
     /// The value of one slot of the row the statement is on (see ``decodeRow(_:knownID:knownDestination:)``).
