@@ -20,7 +20,8 @@ final class ReadScope {
     /// The context whose queue runs the scope's block, if the block is a context's.
     let context: ObjectIdentifier?
     /// The stores that hold a read transaction for this scope, ended when the scope ends.
-    private var leases: [ReadLeaseHolder] = []
+    // Unchecked exclusivity: like `reads`, used only by the scope's own thread.
+    @exclusivity(unchecked) private var leases: [ReadLeaseHolder] = []
 
     /// Registers a store that started a read transaction for this scope.
     func holds(_ store: ReadLeaseHolder) {

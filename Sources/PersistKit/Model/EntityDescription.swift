@@ -16,7 +16,8 @@ public final class EntityDescription: @unchecked Sendable {
     // the model is frozen (above).
     @exclusivity(unchecked) public var managedObjectClass: ManagedObject.Type = ManagedObject.self
     /// Whether the entity may have no instances of its own, only of sub-entities.
-    public var isAbstract: Bool = false
+    // No dynamic exclusivity checks, as for `managedObjectClass`: read for every new object.
+    @exclusivity(unchecked) public var isAbstract: Bool = false
     /// The properties this entity declares (not those it inherits).
     public var properties: [PropertyDescription] {
         didSet { for property in properties { property.entity = self } }

@@ -4,10 +4,12 @@
 /// rows of one entity prepares one `INSERT`. The cache is owned by its ``SQLiteConnection``
 /// and emptied before the connection closes.
 final class SQLiteStatementCache {
-    private var statements: [String: SQLiteStatement] = [:]
+    // Unchecked exclusivity: the cache is used only by its connection's thread of the moment
+    // (the store's lock), and the dynamic checks cost more than the lookups they guard.
+    @exclusivity(unchecked) private var statements: [String: SQLiteStatement] = [:]
     /// Statements whose SQL is costly to build, under a number the caller chose (see
     /// ``statement(key:on:sql:)``): the hot read paths skip building their SQL text.
-    private var keyed: [Int: SQLiteStatement] = [:]
+    @exclusivity(unchecked) private var keyed: [Int: SQLiteStatement] = [:]
 
     /// The cached statement for `sql`, prepared on `connection` the first time.
     func statement(_ sql: String, on connection: SQLiteConnection) throws(SQLiteError) -> SQLiteStatement {
