@@ -56,4 +56,68 @@ struct ShortKeyTests {
             #expect(object.value(forKey: String("i00".dropLast())) as? Int64 == 5)
         }
     }
+
+    /// Every short name is found at its index, and no other short key is found, for name sets
+    /// of every size a model has, mixed with long names (which the table leaves out).
+    @Test func tableFindsEveryShortNameAndNothingElse() throws {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+        func randomName(length: Int) -> String {
+            String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+        }
+        var sets: [[String]] = [["i0"], (0..<10).map { "i\($0)" }, (0..<100).map { "c\($0)" },
+                                ["name", "abv", "ibu", "brewedAt", "brewery", "style", "isFavorite", "x"]]
+        for size in [2, 5, 17, 24, 25, 60, 200] {
+            var names = Set<String>()
+            while names.count < size { names.insert(randomName(length: Int.random(in: 1...12, using: &generator))) }
+            sets.append(Array(names))
+        }
+        for names in sets {
+            let keys = names.map { EntityDescription.shortKey($0) ?? 0 }
+            guard keys.contains(where: { $0 != 0 }) else {
+                #expect(ShortKeyTable(keys: keys) == nil, "no short name among \(names): no table")
+                continue
+            }
+            let table = try #require(ShortKeyTable(keys: keys), "\(names.count) names")
+            for (index, name) in names.enumerated() {
+                guard let key = EntityDescription.shortKey(name) else { continue }
+                #expect(table.index(of: key) == index, "\(name) among \(names.count) names")
+            }
+            let present = Set(keys)
+            var absent = 0
+            while absent < 500 {
+                let name = randomName(length: Int.random(in: 1...7, using: &generator))
+                let key = try #require(EntityDescription.shortKey(name))
+                if present.contains(key) { continue }
+                absent += 1
+                #expect(table.index(of: key) == nil, "\(name) is not among \(names.count) names")
+            }
+        }
+        #expect(ShortKeyTable(keys: []) == nil)
+        #expect(ShortKeyTable(keys: [0, 0]) == nil, "only long names: no table")
+    }
+
+    /// An entity of more than 24 properties (which the getters once looked up by hashing the
+    /// name) reads and writes each short-named attribute in its own slot through the table.
+    @Test func wideEntityReadsEachShortNamedAttributeFromItsOwnSlot() throws {
+        let names = (0..<40).map { "a\($0)" } + ["aLongerName0", "aLongerName1"]
+        let entity = EntityDescription(name: "Wide", properties: names.map { AttributeDescription(name: $0, type: .integer64) })
+        let model = ManagedObjectModel(entities: [entity])
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        _ = try coordinator.addPersistentStore(type: .inMemory, at: nil)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        try context.performAndWait {
+            let wide = try #require(model.entitiesByName["Wide"])
+            #expect(wide._shortKeyTable != nil)
+            let object = ManagedObject(entity: wide, insertInto: context)
+            for (index, name) in names.enumerated() { object.setValue(Int64(index * 3), forKey: name) }
+            for (index, name) in names.enumerated() {
+                #expect(object.int64(forKey: name) == Int64(index * 3), "\(name)")
+                #expect(object.value(forKey: name) as? Int64 == Int64(index * 3), "\(name)")
+            }
+            #expect(wide.plainAttribute(for: "a40") == nil)
+            #expect(wide.accessor(for: "b1") == nil)
+        }
+    }
 }

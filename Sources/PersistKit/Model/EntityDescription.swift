@@ -54,14 +54,19 @@ public final class EntityDescription: @unchecked Sendable {
     var _relationshipsByName: [String: RelationshipDescription] = [:]
     var _slots: [PropertyDescription] = []
     var _slotIndexByName: [String: Int] = [:]
-    var _accessors: [String: PropertyAccessor] = [:]
+    // The two tables by name below have their exclusivity checks off, as `_shortKeyTable`:
+    // read by every `value(forKey:)` of an entity of more than 24 properties.
+    @exclusivity(unchecked) var _accessors: [String: PropertyAccessor] = [:]
     var _accessorNames: [String] = []
     var _accessorList: [PropertyAccessor] = []
     /// Parallel to `_accessorNames`: each property's slot and, for a plain attribute, its type.
     var _plainAccessors: [PlainAttributeAccessor] = []
-    var _accessorIndexByName: [String: Int] = [:]
+    @exclusivity(unchecked) var _accessorIndexByName: [String: Int] = [:]
     /// Parallel to `_accessorNames`: ``shortKey(_:)`` of each name, 0 for longer names.
     var _accessorShortKeys: [UInt64] = []
+    /// The index in `_accessorNames` of each short name, by its short key (``ShortKeyTable``).
+    // Exclusivity checks off, as for `_rules` below: written once at freezing, then only read.
+    @exclusivity(unchecked) var _shortKeyTable: ShortKeyTable?
     /// What creating, validating and writing this entity's objects needs (see ``EntityRules``).
     ///
     /// Exclusivity checks off: written once, when the model is frozen (under the model's
@@ -163,6 +168,7 @@ public final class EntityDescription: @unchecked Sendable {
             return PlainAttributeAccessor(slot: accessor.slot, type: nil)
         }
         _accessorShortKeys = _accessorNames.map { Self.shortKey($0) ?? 0 }
+        _shortKeyTable = ShortKeyTable(keys: _accessorShortKeys)
         _accessorIndexByName = Dictionary(_accessorNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { _, last in last })
         _rules = EntityRules(self)
     }
@@ -208,7 +214,9 @@ public final class EntityDescription: @unchecked Sendable {
     /// so the hot getters read it without retaining anything.
     @inline(__always) func plainAttribute(for name: String) -> PlainAttributeAccessor? {
         let index: Int?
-        if _accessorNames.count <= 24 {
+        if let table = _shortKeyTable, let key = Self.shortKey(name) {
+            index = table.index(of: key)
+        } else if _accessorNames.count <= 24 {
             if let key = Self.shortKey(name) {
                 // Integers compared, not strings: unequal Strings take Swift's slow comparison path.
                 index = _accessorShortKeys.withUnsafeBufferPointer { keys in keys.firstIndex(of: key) }
@@ -230,6 +238,9 @@ public final class EntityDescription: @unchecked Sendable {
     /// Entities with few properties are searched linearly: comparing short strings costs less
     /// than hashing one (measured: hashing was a tenth of a fetch's instructions).
     @inline(__always) func accessor(for name: String) -> PropertyAccessor? {
+        if let table = _shortKeyTable, let key = Self.shortKey(name) {
+            return table.index(of: key).map { _accessorList[$0] }
+        }
         if _accessorNames.count <= 24 {
             for index in _accessorNames.indices where _accessorNames[index] == name { return _accessorList[index] }
             return nil
