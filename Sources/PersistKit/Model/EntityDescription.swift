@@ -55,7 +55,7 @@ public final class EntityDescription: @unchecked Sendable {
     var _slots: [PropertyDescription] = []
     var _slotIndexByName: [String: Int] = [:]
     // The two tables by name below have their exclusivity checks off, as `_shortKeyTable`:
-    // read by every `value(forKey:)` of an entity of more than 24 properties.
+    // read by every `value(forKey:)` of a long name in an entity of more than 24 properties.
     @exclusivity(unchecked) var _accessors: [String: PropertyAccessor] = [:]
     var _accessorNames: [String] = []
     var _accessorList: [PropertyAccessor] = []
@@ -235,8 +235,9 @@ public final class EntityDescription: @unchecked Sendable {
 
     /// How objects read and write the property `name`: one lookup, no casts (valid once frozen).
     ///
-    /// Entities with few properties are searched linearly: comparing short strings costs less
-    /// than hashing one (measured: hashing was a tenth of a fetch's instructions).
+    /// A short name is found in the ``ShortKeyTable``; a longer one is searched linearly in
+    /// entities with few properties (comparing strings costs less than hashing one; measured:
+    /// hashing was a tenth of a fetch's instructions), and hashed in wider ones.
     @inline(__always) func accessor(for name: String) -> PropertyAccessor? {
         if let table = _shortKeyTable, let key = Self.shortKey(name) {
             return table.index(of: key).map { _accessorList[$0] }
