@@ -43,10 +43,7 @@ struct ShortKeyTests {
             AttributeDescription(name: "naïve", type: .integer64),
         ])
         let model = ManagedObjectModel(entities: [entity])
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        _ = try coordinator.addPersistentStore(type: .inMemory, at: nil)
-        let context = ManagedObjectContext(concurrencyType: .privateQueue)
-        context.persistentStoreCoordinator = coordinator
+        let context = ContextTestModel.context(try ContextTestModel.coordinator(model: model))
         try context.performAndWait {
             let object = ManagedObject(entity: try #require(model.entitiesByName["Item"]), insertInto: context)
             object.setValue(Int64(5), forKey: String(format: "i%d", 0))
@@ -103,10 +100,7 @@ struct ShortKeyTests {
         let names = (0..<40).map { "a\($0)" } + ["aLongerName0", "aLongerName1"]
         let entity = EntityDescription(name: "Wide", properties: names.map { AttributeDescription(name: $0, type: .integer64) })
         let model = ManagedObjectModel(entities: [entity])
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        _ = try coordinator.addPersistentStore(type: .inMemory, at: nil)
-        let context = ManagedObjectContext(concurrencyType: .privateQueue)
-        context.persistentStoreCoordinator = coordinator
+        let context = ContextTestModel.context(try ContextTestModel.coordinator(model: model))
         try context.performAndWait {
             let wide = try #require(model.entitiesByName["Wide"])
             #expect(wide._shortKeyTable != nil)
