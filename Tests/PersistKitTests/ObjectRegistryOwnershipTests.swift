@@ -161,6 +161,34 @@ struct ObjectRegistryOwnershipTests {
         #expect(held.allSatisfy { $0.managedObjectContext == nil && !$0.objectID.isTemporaryID })
     }
 
+    /// A reset frees the objects only its registry held and detaches the ones held elsewhere:
+    /// their context reference cleared, a fault without its row; on both of the registry's
+    /// teardown paths (the table's own, and the ordered one of large registries).
+    @Test(arguments: [40, ManagedObjectContext.orderedTeardownThreshold + 100])
+    func aResetFreesWhatNobodyHoldsAndDetachesWhatIsHeld(count: Int) throws {
+        let coordinator = try seeded(count)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            var weakObjects: [WeakObject] = []
+            var held: [ManagedObject] = []
+            do {
+                let people = try context.fetch(M.request("Person", sort: [FetchSortDescriptor(key: "name")]))
+                weakObjects = people.map(WeakObject.init)
+                held = [people[0], people[1], people[count - 1]]
+                _ = people[0].value(forKey: "name")
+            }
+            #expect(weakObjects.allSatisfy { $0.object != nil }, "the registry holds every fetched object")
+            context.reset()
+            #expect(weakObjects.filter { $0.object != nil }.count == 3, "only the three held objects outlive the reset")
+            #expect(held.allSatisfy { $0.managedObjectContext == nil })
+            // The realized object keeps its values; a fault that left the context has none.
+            #expect(held[0].value(forKey: "name") as? String == "P0")
+            #expect(held[1].isFault)
+            #expect(held[1].value(forKey: "name") == nil)
+            #expect(held[2].value(forKey: "name") == nil)
+        }
+    }
+
     @Test func resetAndReleaseFreeWhatTheyLetGoOf() throws {
         let coordinator = try seeded(50)
         let context = M.context(coordinator)
