@@ -152,6 +152,50 @@ struct ObjectKeyTests {
         #expect(coordinator.persistentStores.count == 1)
     }
 
+    /// One context's lookups by ID go where the coordinator and the context's settings say at
+    /// each lookup, though the context keeps the store of its last read (``ReadRoute``): after
+    /// its store is removed, added again, after another coordinator is set, after a parent is.
+    @Test func oneContextsLookupsFollowItsStoresAndSettings() throws {
+        let url = try M.temporaryDirectory().appendingPathComponent("brewery.sqlite")
+        try Self.seedBrewery("First", at: url)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: M.make())
+        let store = try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let entity = try #require(coordinator.managedObjectModel.entitiesByName["Brewery"])
+        let id = ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: 1)
+        let context = M.context(coordinator)
+        func name() throws -> String? {
+            try context.performAndWait {
+                context.reset()
+                return try context.existingObject(with: id).value(forKey: "name") as? String
+            }
+        }
+        #expect(try name() == "First")
+        #expect(try name() == "First")
+        try coordinator.remove(store)
+        #expect(throws: PersistenceError.self, "the store of the last read is gone") { try name() }
+        // The same file again: the same store identifier, so the same IDs.
+        let again = try #require(try coordinator.addPersistentStore(type: .sqlite, at: url) as? SQLiteStore)
+        #expect(try name() == "First")
+
+        // Another coordinator on the same file: the reads go through its store only.
+        let other = PersistentStoreCoordinator(managedObjectModel: coordinator.managedObjectModel)
+        let otherStore = try #require(try other.addPersistentStore(type: .sqlite, at: url) as? SQLiteStore)
+        let (againBefore, otherBefore) = (again.statementCount, otherStore.statementCount)
+        context.persistentStoreCoordinator = other
+        #expect(try name() == "First")
+        #expect(again.statementCount == againBefore)
+        #expect(otherStore.statementCount > otherBefore)
+
+        // A parent: the reads go to it, and through its coordinator's store.
+        let parent = M.context(coordinator)
+        let (againBeforeParent, otherBeforeParent) = (again.statementCount, otherStore.statementCount)
+        context.persistentStoreCoordinator = nil
+        context.parent = parent
+        #expect(try name() == "First")
+        #expect(again.statementCount > againBeforeParent)
+        #expect(otherStore.statementCount == otherBeforeParent)
+    }
+
     @Test func theLookupByEntityStoreAndKey() throws {
         let coordinator = try PrefetchedMembersTests.seeded(.sqlite, breweries: 2)
         let store = try #require(S.sqlite(coordinator))

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// A scratch pad of managed objects: fetch them, change them, and save the changes to the
 /// parent context or to the stores.
@@ -52,6 +53,12 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     public let concurrencyType: ConcurrencyType
     let queue: DispatchQueue
     let settings = Locked(Settings())
+    /// Moved on whenever the coordinator or the parent is set: a ``ReadRoute`` is used only
+    /// while this is unchanged.
+    private let settingsGeneration = Atomic<UInt>(0)
+    /// The store of the last single-object read of this root context (``loadRow(for:)``) and
+    /// what finding it depended on. Confined to the queue, as the registry is.
+    @exclusivity(unchecked) private var readRoute: ReadRoute?
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     // Confined to `queue`, so the dynamic exclusivity checks on the hottest ones are off.
@@ -102,6 +109,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         get { settings.withLock { $0.coordinator ?? $0.parent?.persistentStoreCoordinator } }
         set {
             settings.withLock { $0.coordinator = newValue }
+            settingsGeneration.wrappingAdd(1, ordering: .releasing)
             newValue?.register(self)
         }
     }
@@ -111,6 +119,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         get { settings.withLock { $0.parent } }
         set {
             settings.withLock { $0.parent = newValue }
+            settingsGeneration.wrappingAdd(1, ordering: .releasing)
             MergeTargets.contextSettingsChanged()
             newValue?.settings.withLock { parentSettings in
                 parentSettings.children.removeAll { $0.context == nil }
@@ -441,6 +450,22 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// The row of one object from the parent context, or from its store for a root context:
     /// ``loadRows(for:)`` for one ID, without arrays (a fault firing, `existingObject(with:)`).
     func loadRow(for id: ManagedObjectID) throws -> RowSnapshot? {
+        let storeBits = id.storeBits // 0 for a temporary ID
+        // The store of the last read, while neither the context's settings nor the
+        // coordinator's stores changed: no lock taken and nothing retained but the route.
+        if let route = readRoute, route.storeBits == storeBits,
+           route.settingsGeneration == settingsGeneration.load(ordering: .acquiring),
+           route.storesGeneration == route.coordinator.storesGeneration.load(ordering: .acquiring) {
+            return try route.store.row(for: id)
+        }
+        return try loadRowFindingStore(for: id, storeBits: storeBits)
+    }
+
+    /// ``loadRow(for:)`` through the settings and the coordinator, keeping the store found as
+    /// the context's ``ReadRoute``.
+    private func loadRowFindingStore(for id: ManagedObjectID, storeBits: UInt) throws -> RowSnapshot? {
+        // The generations first: a change made meanwhile leaves the route stale, never wrong.
+        let generation = settingsGeneration.load(ordering: .acquiring)
         // One trip through the settings lock for both (a root context has no parent, so its
         // coordinator is its own).
         let (parent, ownCoordinator) = settings.withLock { ($0.parent, $0.coordinator) }
@@ -450,8 +475,10 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         guard let coordinator = ownCoordinator else {
             throw PersistenceError(.persistentStoreOperation, "the context has neither a coordinator nor a parent")
         }
-        let storeBits = id.storeBits // 0 for a temporary ID
+        let storesGeneration = coordinator.storesGeneration.load(ordering: .acquiring)
         guard storeBits != 0, let store = coordinator.persistentStore(storeBits: storeBits) else { return nil }
+        readRoute = ReadRoute(settingsGeneration: generation, storesGeneration: storesGeneration, coordinator: coordinator,
+                              storeBits: storeBits, store: store)
         return try store.row(for: id)
     }
 

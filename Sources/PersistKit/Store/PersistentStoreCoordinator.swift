@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Connects contexts to stores: it owns the model and the open stores, and routes each
 /// entity to the store that holds it.
@@ -19,6 +20,9 @@ public final class PersistentStoreCoordinator: Sendable {
     }
 
     private let stores = Locked(OpenStores())
+    /// Moved on, under the lock of `stores`, whenever a store is added or removed: a context
+    /// that keeps the store of its last read (``ReadRoute``) uses it while this is unchanged.
+    let storesGeneration = Atomic<UInt>(0)
     private let contexts = Locked<[WeakContext]>([])
     /// Saves waiting to be merged into each context (by identity), in save order; a context
     /// has an entry only while a block that will merge them is scheduled on its queue.
@@ -66,6 +70,7 @@ public final class PersistentStoreCoordinator: Sendable {
         stores.withLock {
             $0.list.append(store)
             $0.tokenBits.append(bits)
+            storesGeneration.wrappingAdd(1, ordering: .releasing)
         }
         if options.remoteChangeNotificationPost, let sqlite = store as? SQLiteStore {
             do {
@@ -93,6 +98,7 @@ public final class PersistentStoreCoordinator: Sendable {
             guard let index = stores.list.firstIndex(where: { $0 === store }) else { return }
             stores.list.remove(at: index)
             stores.tokenBits.remove(at: index)
+            storesGeneration.wrappingAdd(1, ordering: .releasing)
         }
     }
 
