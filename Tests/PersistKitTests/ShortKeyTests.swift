@@ -96,6 +96,27 @@ struct ShortKeyTests {
 
     /// An entity of more than 24 properties (which the getters once looked up by hashing the
     /// name) reads and writes each short-named attribute in its own slot through the table.
+    /// An entity with no short name has no table: long names are found, short ones are not.
+    @Test func entityWithOnlyLongNamesFindsThemAndNoShortName() throws {
+        let entity = EntityDescription(name: "Long", properties: [
+            AttributeDescription(name: "quantity", type: .integer64),
+            AttributeDescription(name: "description2", type: .string),
+        ])
+        let model = ManagedObjectModel(entities: [entity])
+        let context = ContextTestModel.context(try ContextTestModel.coordinator(model: model))
+        try context.performAndWait {
+            let long = try #require(model.entitiesByName["Long"])
+            #expect(long._shortKeyTable == nil)
+            #expect(long.plainAttribute(for: "qty") == nil)
+            #expect(long.accessor(for: "q") == nil)
+            let object = ManagedObject(entity: long, insertInto: context)
+            object.setValue(Int64(7), forKey: "quantity")
+            object.setValue("seven", forKey: "description2")
+            #expect(object.int64(forKey: "quantity") == 7)
+            #expect(object.value(forKey: "description2") as? String == "seven")
+        }
+    }
+
     @Test func wideEntityReadsEachShortNamedAttributeFromItsOwnSlot() throws {
         let names = (0..<40).map { "a\($0)" } + ["aLongerName0", "aLongerName1"]
         let entity = EntityDescription(name: "Wide", properties: names.map { AttributeDescription(name: $0, type: .integer64) })

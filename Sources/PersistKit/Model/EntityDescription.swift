@@ -62,9 +62,8 @@ public final class EntityDescription: @unchecked Sendable {
     /// Parallel to `_accessorNames`: each property's slot and, for a plain attribute, its type.
     var _plainAccessors: [PlainAttributeAccessor] = []
     @exclusivity(unchecked) var _accessorIndexByName: [String: Int] = [:]
-    /// Parallel to `_accessorNames`: ``shortKey(_:)`` of each name, 0 for longer names.
-    var _accessorShortKeys: [UInt64] = []
-    /// The index in `_accessorNames` of each short name, by its short key (``ShortKeyTable``).
+    /// The index in `_accessorNames` of each short name, by its short key (``ShortKeyTable``);
+    /// `nil` when no name is short.
     // Exclusivity checks off, as for `_rules` below: written once at freezing, then only read.
     @exclusivity(unchecked) var _shortKeyTable: ShortKeyTable?
     /// What creating, validating and writing this entity's objects needs (see ``EntityRules``).
@@ -167,8 +166,7 @@ public final class EntityDescription: @unchecked Sendable {
             if case .attribute(let type) = accessor.kind { return PlainAttributeAccessor(slot: accessor.slot, type: type) }
             return PlainAttributeAccessor(slot: accessor.slot, type: nil)
         }
-        _accessorShortKeys = _accessorNames.map { Self.shortKey($0) ?? 0 }
-        _shortKeyTable = ShortKeyTable(keys: _accessorShortKeys)
+        _shortKeyTable = ShortKeyTable(keys: _accessorNames.map { Self.shortKey($0) ?? 0 })
         _accessorIndexByName = Dictionary(_accessorNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { _, last in last })
         _rules = EntityRules(self)
     }
@@ -214,15 +212,12 @@ public final class EntityDescription: @unchecked Sendable {
     /// so the hot getters read it without retaining anything.
     @inline(__always) func plainAttribute(for name: String) -> PlainAttributeAccessor? {
         let index: Int?
-        if let table = _shortKeyTable, let key = Self.shortKey(name) {
-            index = table.index(of: key)
+        if let key = Self.shortKey(name) {
+            // Integers compared, not strings (unequal Strings take Swift's slow comparison
+            // path). Without a table the entity has no short name, so none is this one.
+            index = _shortKeyTable?.index(of: key)
         } else if _accessorNames.count <= 24 {
-            if let key = Self.shortKey(name) {
-                // Integers compared, not strings: unequal Strings take Swift's slow comparison path.
-                index = _accessorShortKeys.withUnsafeBufferPointer { keys in keys.firstIndex(of: key) }
-            } else {
-                index = _accessorNames.withUnsafeBufferPointer { names in names.firstIndex { $0 == name } }
-            }
+            index = _accessorNames.withUnsafeBufferPointer { names in names.firstIndex { $0 == name } }
         } else {
             index = _accessorIndexByName[name]
         }
@@ -239,8 +234,9 @@ public final class EntityDescription: @unchecked Sendable {
     /// entities with few properties (comparing strings costs less than hashing one; measured:
     /// hashing was a tenth of a fetch's instructions), and hashed in wider ones.
     @inline(__always) func accessor(for name: String) -> PropertyAccessor? {
-        if let table = _shortKeyTable, let key = Self.shortKey(name) {
-            return table.index(of: key).map { _accessorList[$0] }
+        if let key = Self.shortKey(name) {
+            // Without a table the entity has no short name, so none is this one.
+            return _shortKeyTable?.index(of: key).map { _accessorList[$0] }
         }
         if _accessorNames.count <= 24 {
             for index in _accessorNames.indices where _accessorNames[index] == name { return _accessorList[index] }

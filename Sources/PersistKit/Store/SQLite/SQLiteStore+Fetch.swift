@@ -75,8 +75,8 @@ extension SQLiteStore {
         return StoreValue.filledRow(count: slots.count, placeholder: placeholder, v)
     }
 
-    /// The value of one slot of the row the statement is on (see ``decodeRow(_:knownID:knownDestination:)``).
-    /// Not inlined: see ``decodeValues(_:_:_:_:_:)``.
+    /// The value of one slot of the row the statement is on (see ``decodeRow(_:knownID:knownDestination:knownInverse:)``).
+    /// Not inlined: see ``decodeValues(_:_:_:_:_:placeholder:)``.
     @inline(never)
     private func decodeSlot(_ statement: SQLiteStatement, _ slot: SQLiteSchema.SlotColumn,
                             _ knownDestination: ManagedObjectID?, _ knownInverse: RelationshipDescription?) -> StoreValue {
