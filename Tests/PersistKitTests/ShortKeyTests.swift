@@ -8,6 +8,12 @@ import Testing
 /// toolchain that changes it fails these tests.
 @Suite("Short property-name keys", .timeLimit(.minutes(1)))
 struct ShortKeyTests {
+    /// A model of `entity` alone, and a context on an in-memory store of it.
+    private static func inMemory(_ entity: EntityDescription) throws -> (ManagedObjectModel, ManagedObjectContext) {
+        let model = ManagedObjectModel(entities: [entity])
+        return (model, ContextTestModel.context(try ContextTestModel.coordinator(model: model)))
+    }
+
     @Test func rawWordsGiveTheBytewiseKey() {
         var names: [String] = ["", "a", "i0", "name", "abcdefg", "abcdefgh", "abcdefghijklmno", "abcdefghijklmnop",
                                "é", "naïve", "日本", "日本語", "😀", "a😀b", String(repeating: "x", count: 40)]
@@ -42,8 +48,7 @@ struct ShortKeyTests {
             AttributeDescription(name: "i0", type: .integer64),
             AttributeDescription(name: "naïve", type: .integer64),
         ])
-        let model = ManagedObjectModel(entities: [entity])
-        let context = ContextTestModel.context(try ContextTestModel.coordinator(model: model))
+        let (model, context) = try Self.inMemory(entity)
         try context.performAndWait {
             let object = ManagedObject(entity: try #require(model.entitiesByName["Item"]), insertInto: context)
             object.setValue(Int64(5), forKey: String(format: "i%d", 0))
@@ -102,8 +107,7 @@ struct ShortKeyTests {
             AttributeDescription(name: "quantity", type: .integer64),
             AttributeDescription(name: "description2", type: .string),
         ])
-        let model = ManagedObjectModel(entities: [entity])
-        let context = ContextTestModel.context(try ContextTestModel.coordinator(model: model))
+        let (model, context) = try Self.inMemory(entity)
         try context.performAndWait {
             let long = try #require(model.entitiesByName["Long"])
             #expect(long._shortKeyTable == nil)
@@ -120,8 +124,7 @@ struct ShortKeyTests {
     @Test func wideEntityReadsEachShortNamedAttributeFromItsOwnSlot() throws {
         let names = (0..<40).map { "a\($0)" } + ["aLongerName0", "aLongerName1"]
         let entity = EntityDescription(name: "Wide", properties: names.map { AttributeDescription(name: $0, type: .integer64) })
-        let model = ManagedObjectModel(entities: [entity])
-        let context = ContextTestModel.context(try ContextTestModel.coordinator(model: model))
+        let (model, context) = try Self.inMemory(entity)
         try context.performAndWait {
             let wide = try #require(model.entitiesByName["Wide"])
             #expect(wide._shortKeyTable != nil)
