@@ -70,7 +70,9 @@ extension SQLiteStore {
                 let value = statement.int64(column)
                 if value != 0 { return .integer(value) }
             }
-            return decodeSlot(statement, slots[index], knownDestination, knownInverse)
+            // The slot by address: a copy would retain and release its relationship per row.
+            // In bounds: `index` is below `slots.count` (see filledRow).
+            return decodeSlot(statement, slots.baseAddress.unsafelyUnwrapped + index, knownDestination, knownInverse)
         }
         return StoreValue.filledRow(count: slots.count, placeholder: placeholder, v)
     }
@@ -78,15 +80,16 @@ extension SQLiteStore {
     /// The value of one slot of the row the statement is on (see ``decodeRow(_:knownID:knownDestination:knownInverse:)``).
     /// Not inlined: see ``decodeValues(_:_:_:_:_:placeholder:)``.
     @inline(never)
-    private func decodeSlot(_ statement: SQLiteStatement, _ slot: SQLiteSchema.SlotColumn,
+    private func decodeSlot(_ statement: SQLiteStatement, _ slot: UnsafePointer<SQLiteSchema.SlotColumn>,
                             _ knownDestination: ManagedObjectID?, _ knownInverse: RelationshipDescription?) -> StoreValue {
-        switch slot {
+        switch slot.pointee {
         case .none:
             return .null
         case .attribute(let index, let type):
             // A nonzero integer never gets here (decodeValues reads it inline).
             return decodeAttribute(statement, Int32(index + 3), type)
-        case .toOne(let index, let entityIndex, let relationship):
+        case .toOne(let index, let entityIndex, let unretained):
+            let relationship = unretained.relationship
             let column = Int32(index + 3)
             let key = statement.int64(column)
             if key == 0 && statement.isNull(column) { return .null }
