@@ -213,7 +213,7 @@ extension ManagedObject {
     /// context (``ManagedObjectContext/fulfillFault(_:)``), which does the same with a row at hand.
     func fireFault() {
         // The row at hand is already in `committed` (a fault's pending row): only its values move.
-        if let values = committed?.values { return fillFromCommitted(values) }
+        if committed != nil { return fillFromCommitted() }
         managedObjectContext?.fulfillFault(self) ?? fillWithNulls()
     }
 
@@ -226,15 +226,17 @@ extension ManagedObject {
     /// Turns the fault into an object with `state`'s values, its stored state (the one way a
     /// fault gets its data, whether from the row at hand or from its context).
     func fill(with state: consuming CommittedState) {
-        let values = state.values
         committed = state
-        fillFromCommitted(values)
+        fillFromCommitted()
     }
 
-    /// Ends the fault whose ``committed`` state holds `values` (shared with it, not copied).
-    @inline(__always) private func fillFromCommitted(_ values: [StoreValue]) {
+    /// Ends the fault, whose ``committed`` state is set: its values are shared with that
+    /// state, not copied. Read straight from the field, they are retained once (through a
+    /// local copy, twice: about 40 instructions a fault under callgrind).
+    @inline(__always) private func fillFromCommitted() {
         if faultingBatch != nil { faultingBatch = nil }
-        self.values = values
+        // Set by the caller (see above), so the unwrap cannot fail.
+        values = committed.unsafelyUnwrapped.values
         _isFault = false
         awakeFromFetch()
     }
