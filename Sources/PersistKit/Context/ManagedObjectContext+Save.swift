@@ -670,6 +670,9 @@ extension ManagedObject {
     /// The object's slot values as a store keeps them, with transient slots emptied.
     func storedValues() -> [StoreValue] {
         willAccessValue()
+        // Most entities have no transient slot: their values are stored as they are, the
+        // rules only looked at (copying them out retained and released two references).
+        if let rules = entity._rules, rules.transientSlots.isEmpty { return values }
         var stored = values
         for index in EntityRules.of(entity).transientSlots where index < stored.count { stored[index] = .null }
         return stored
