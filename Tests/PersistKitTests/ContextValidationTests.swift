@@ -43,6 +43,26 @@ struct ContextValidationTests {
         #expect(try other.fetch(M.request("Beer"))[0].value(forKey: "note") == nil)
     }
 
+    /// Core Data's `changedValues()` and `committedValues(forKeys:)` report persistent
+    /// properties only: a transient one is left out even when named, and a change to it alone
+    /// is no change they report.
+    @Test func changedAndCommittedValuesLeaveOutTransientProperties() throws {
+        let coordinator = try M.coordinator()
+        let context = M.context(coordinator)
+        let beer = M.insert("Beer", into: context, ["name": "T", "note": "only here"])
+        #expect(Set(beer.changedValues().keys) == ["name", "abv"])
+        try context.save()
+        #expect(beer.committedValues(forKeys: ["name", "note"]).keys.sorted() == ["name"])
+        let all = beer.committedValues(forKeys: nil)
+        #expect(all["name"] as? String == "T")
+        #expect(all["note"] == nil)
+        beer.setValue("changed here", forKey: "note")
+        #expect(beer.changedValues().isEmpty)
+        beer.setValue("U", forKey: "name")
+        #expect(beer.changedValues().keys.sorted() == ["name"])
+        #expect(beer.value(forKey: "note") as? String == "changed here")
+    }
+
     @Test func uniquenessConstraintAgainstStoreAndPending() throws {
         let coordinator = try M.coordinator()
         let context = M.context(coordinator)

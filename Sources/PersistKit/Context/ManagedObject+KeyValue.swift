@@ -160,28 +160,31 @@ extension ManagedObject {
     }
 
     /// The changed stored properties and their new values since the last save; for an inserted
-    /// object, every property that has a value.
+    /// object, every property that has a value. Transient properties are left out, as Core
+    /// Data's `changedValues()` leaves them out.
     public func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
         // An inserted object is all change: every value it holds counts.
         let slots = _isInserted ? Set(values.indices.filter { !values[$0].isNull }) : changedSlots
         for slot in slots {
             let property = entity.slots[slot]
+            if property.isTransient { continue }
             result[property.name] = value(for: property) ?? NSNull()
         }
         for (name, state) in toMany where state.hasChanges {
-            if let property = entity.propertiesByName[name] { result[name] = value(for: property) ?? NSNull() }
+            if let property = entity.propertiesByName[name], !property.isTransient { result[name] = value(for: property) ?? NSNull() }
         }
         return result
     }
 
     /// The last saved values of the given attributes and to-one relationships, or of all of
-    /// them for `nil` (`committedValues(forKeys:)`). A new object has none.
+    /// them for `nil` (`committedValues(forKeys:)`). A new object has none. Transient
+    /// properties have no saved value and are left out, named or not, as in Core Data.
     public func committedValues(forKeys keys: [String]?) -> [String: Any] {
         willAccessValue()
         guard let committed else { return [:] }
         var result: [String: Any] = [:]
-        for (index, property) in entity.slots.enumerated() where keys?.contains(property.name) ?? true {
+        for (index, property) in entity.slots.enumerated() where !property.isTransient && (keys?.contains(property.name) ?? true) {
             guard index < committed.values.count else { continue }
             result[property.name] = objectValue(committed.values[index], property: property) ?? NSNull()
         }
