@@ -130,6 +130,33 @@ struct SystemdNotifyTests {
         #expect(reload.applied == expected)
     }
 
+    /// The server answers before the supervisor starts (it serves, then sends `READY=1`, then
+    /// starts the supervisor): a save made in between is the last save, not a baseline.
+    @Test("a save made before the supervisor starts shows in the STATUS line")
+    func saveBeforeTheSupervisorStarts() throws {
+        let directory = try DaemonHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configuration = ServerConfiguration(modelPath: DaemonHarness.modelPath,
+                                                storePath: directory.appendingPathComponent("store.sqlite").path,
+                                                socketPath: directory.appendingPathComponent("p.sock").path)
+        let server = try Server(configuration: configuration)
+        server.start()
+        defer {
+            let stopped = DispatchSemaphore(value: 0)
+            server.shutdown { stopped.signal() }
+            stopped.wait()
+        }
+        let client = try WireClient(path: configuration.socketPath)
+        _ = try client.result(["op": "insert", "entity": "Person", "values": ["name": "Ada"]])
+        _ = try client.result(["op": "save"])
+        client.close()
+        let supervisor = SystemdSupervisor(server: server, notifier: SystemdNotifier(environment: [:]), watchdogInterval: nil)
+        supervisor.start()
+        defer { supervisor.stop() }
+        // The supervisor's queue runs `start()`'s work first, then this.
+        #expect(supervisor.currentStatus.hasSuffix("last save 0 s ago"), "\(supervisor.currentStatus)")
+    }
+
     @Test("status lines")
     func statusLine() {
         #expect(StatusLine(connections: 0, requestsPerSecond: 0, secondsSinceLastSave: nil).text == "0 connections, 0.0 requests/s, no save yet")

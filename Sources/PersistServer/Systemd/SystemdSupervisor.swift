@@ -52,7 +52,9 @@ public final class SystemdSupervisor: @unchecked Sendable {
     public func start() {
         queue.async { [self] in
             lastRequests = server.state.statistics.requestsServed.load(ordering: .relaxed)
-            lastSaves = server.state.statistics.saves.load(ordering: .relaxed)
+            // No baseline for saves: the server serves before `READY=1`, and this runs after it,
+            // so a save counted by now is a client's, the last save until the next. (A baseline
+            // taken here hid a save made right after `READY=1` from the status line for good.)
             lastTick = .now()
             if let interval = watchdogInterval {
                 startProbe()
