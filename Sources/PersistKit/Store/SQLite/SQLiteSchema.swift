@@ -92,7 +92,7 @@ struct SQLiteSchema: Sendable {
         var selfAndDescendantNumbers: [Int]
         /// One entry per slot: the statement column (after `Z_PK`, `Z_ENT`, `Z_OPT`) of an
         /// integer attribute, -1 for any other slot. Plain integers, read by the row decoder's
-        /// inlined common case without copying a ``SlotColumn`` (whose to-one case holds a reference).
+        /// inlined common case without switching over a ``SlotColumn``.
         let integerColumns: [Int32]
 
         init(entity: EntityDescription, number: Int, tableIndex: Int, slotColumns: [SlotColumn], selfAndDescendantNumbers: [Int]) {

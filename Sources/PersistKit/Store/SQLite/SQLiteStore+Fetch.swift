@@ -70,9 +70,7 @@ extension SQLiteStore {
                 let value = statement.int64(column)
                 if value != 0 { return .integer(value) }
             }
-            // The slot by address: a copy would retain and release its relationship per row.
-            // In bounds: `index` is below `slots.count` (see filledRow).
-            return decodeSlot(statement, slots.baseAddress.unsafelyUnwrapped + index, knownDestination, knownInverse)
+            return decodeSlot(statement, slots[index], knownDestination, knownInverse)
         }
         return StoreValue.filledRow(count: slots.count, placeholder: placeholder, v)
     }
@@ -80,9 +78,10 @@ extension SQLiteStore {
     /// The value of one slot of the row the statement is on (see ``decodeRow(_:knownID:knownDestination:knownInverse:)``).
     /// Not inlined: see ``decodeValues(_:_:_:_:_:placeholder:)``.
     @inline(never)
-    private func decodeSlot(_ statement: SQLiteStatement, _ slot: UnsafePointer<SQLiteSchema.SlotColumn>,
+    private func decodeSlot(_ statement: SQLiteStatement, _ slot: SQLiteSchema.SlotColumn,
                             _ knownDestination: ManagedObjectID?, _ knownInverse: RelationshipDescription?) -> StoreValue {
-        switch slot.pointee {
+        // A slot column holds no reference (see UnretainedRelationship): copying it retains nothing.
+        switch slot {
         case .none:
             return .null
         case .attribute(let index, let type):
