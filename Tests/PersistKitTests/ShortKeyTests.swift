@@ -121,6 +121,34 @@ struct ShortKeyTests {
         }
     }
 
+    /// In an entity of more than 24 properties a long name is found by hashing: each
+    /// property's own accessor, a relationship's too, and nothing for another name.
+    @Test func wideEntityFindsEachLongNamedPropertysAccessor() throws {
+        let target = EntityDescription(name: "Target", properties: [
+            RelationshipDescription(name: "sourcesOfThisTarget", destination: "Wide", toMany: true, inverse: "targetOfThisSource"),
+        ])
+        let attributes = (0..<30).map { AttributeDescription(name: "longAttributeName\($0)", type: .integer64) }
+        let wide = EntityDescription(name: "Wide", properties: attributes + [
+            RelationshipDescription(name: "targetOfThisSource", destination: "Target", inverse: "sourcesOfThisTarget", deleteRule: .nullify),
+        ])
+        let model = ManagedObjectModel(entities: [wide, target])
+        let context = ContextTestModel.context(try ContextTestModel.coordinator(model: model))
+        try context.performAndWait {
+            let frozen = try #require(model.entitiesByName["Wide"])
+            for property in frozen.properties {
+                #expect(frozen.accessor(for: property.name)?.property === property, "\(property.name)")
+            }
+            #expect(frozen.accessor(for: "longAttributeName30") == nil)
+            let object = ManagedObject(entity: frozen, insertInto: context)
+            let other = ManagedObject(entity: try #require(model.entitiesByName["Target"]), insertInto: context)
+            object.setValue(other, forKey: "targetOfThisSource")
+            object.setValue(Int64(29), forKey: "longAttributeName29")
+            #expect(object.value(forKey: "targetOfThisSource") as? ManagedObject === other)
+            #expect((other.value(forKey: "sourcesOfThisTarget") as? Set<ManagedObject>)?.contains(object) == true)
+            #expect(object.int64(forKey: "longAttributeName29") == 29)
+        }
+    }
+
     @Test func wideEntityReadsEachShortNamedAttributeFromItsOwnSlot() throws {
         let names = (0..<40).map { "a\($0)" } + ["aLongerName0", "aLongerName1"]
         let entity = EntityDescription(name: "Wide", properties: names.map { AttributeDescription(name: $0, type: .integer64) })

@@ -54,13 +54,15 @@ public final class EntityDescription: @unchecked Sendable {
     var _relationshipsByName: [String: RelationshipDescription] = [:]
     var _slots: [PropertyDescription] = []
     var _slotIndexByName: [String: Int] = [:]
-    // The two tables by name below have their exclusivity checks off, as `_shortKeyTable`:
-    // read by every `value(forKey:)` of a long name in an entity of more than 24 properties.
-    @exclusivity(unchecked) var _accessors: [String: PropertyAccessor] = [:]
     var _accessorNames: [String] = []
+    /// Parallel to `_accessorNames`: each name's accessor (for a name declared twice, the
+    /// last declaration's, at both places).
     var _accessorList: [PropertyAccessor] = []
     /// Parallel to `_accessorNames`: each property's slot and, for a plain attribute, its type.
     var _plainAccessors: [PlainAttributeAccessor] = []
+    /// Each name's last index in `_accessorNames`. Exclusivity checks off, as for
+    /// `_shortKeyTable`: read by every `value(forKey:)` of a long name in an entity of more
+    /// than 24 properties.
     @exclusivity(unchecked) var _accessorIndexByName: [String: Int] = [:]
     /// The index in `_accessorNames` of each short name, by its short key (``ShortKeyTable``);
     /// `nil` when no name is short.
@@ -157,11 +159,13 @@ public final class EntityDescription: @unchecked Sendable {
             return false
         }
         _slotIndexByName = Dictionary(_slots.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        _accessors = Dictionary(_allProperties.map { property in
+        // A name's accessor is its last property's (a subentity's redeclaration), wherever
+        // the name stands in the list.
+        let accessorByName = Dictionary(_allProperties.map { property in
             (property.name, PropertyAccessor(property: property, slot: _slotIndexByName[property.name] ?? -1))
         }, uniquingKeysWith: { _, last in last })
         _accessorNames = _allProperties.map(\.name)
-        _accessorList = _allProperties.map { _accessors[$0.name] ?? PropertyAccessor(property: $0, slot: -1) }
+        _accessorList = _allProperties.map { accessorByName[$0.name] ?? PropertyAccessor(property: $0, slot: -1) }
         _plainAccessors = _accessorList.map { accessor in
             if case .attribute(let type) = accessor.kind { return PlainAttributeAccessor(slot: accessor.slot, type: type) }
             return PlainAttributeAccessor(slot: accessor.slot, type: nil)
@@ -242,7 +246,7 @@ public final class EntityDescription: @unchecked Sendable {
             for index in _accessorNames.indices where _accessorNames[index] == name { return _accessorList[index] }
             return nil
         }
-        return _accessors[name]
+        return _accessorIndexByName[name].map { _accessorList[$0] }
     }
 }
 
