@@ -211,42 +211,39 @@ public final class EntityDescription: @unchecked Sendable {
         return key
     }
 
+    /// The index of the property `name` in `_accessorNames` (and its parallel lists), or `nil`
+    /// for an unknown name (valid once frozen).
+    ///
+    /// A short name is found in the ``ShortKeyTable``; a longer one is searched linearly in
+    /// entities with few properties (comparing strings costs less than hashing one; measured:
+    /// hashing was a tenth of a fetch's instructions), and hashed in wider ones.
+    @inline(__always) func accessorIndex(for name: String) -> Int? {
+        if let key = Self.shortKey(name) {
+            // Integers compared, not strings (unequal Strings take Swift's slow comparison
+            // path). Without a table the entity has no short name, so none is this one.
+            return _shortKeyTable?.index(of: key)
+        }
+        if _accessorNames.count <= 24 {
+            return _accessorNames.withUnsafeBufferPointer { names in names.firstIndex { $0 == name } }
+        }
+        return _accessorIndexByName[name]
+    }
+
     /// The slot and type of the plain (not transformable) attribute `name`, or `nil` for any
     /// other property or an unknown name (valid once frozen). The result holds no references,
     /// so the hot getters read it without retaining anything.
     @inline(__always) func plainAttribute(for name: String) -> PlainAttributeAccessor? {
-        let index: Int?
-        if let key = Self.shortKey(name) {
-            // Integers compared, not strings (unequal Strings take Swift's slow comparison
-            // path). Without a table the entity has no short name, so none is this one.
-            index = _shortKeyTable?.index(of: key)
-        } else if _accessorNames.count <= 24 {
-            index = _accessorNames.withUnsafeBufferPointer { names in names.firstIndex { $0 == name } }
-        } else {
-            index = _accessorIndexByName[name]
-        }
-        guard let index else { return nil }
+        guard let index = accessorIndex(for: name) else { return nil }
         return _plainAccessors.withUnsafeBufferPointer { accessors in
             let accessor = accessors[index]
             return accessor.type == nil ? nil : accessor
         }
     }
 
-    /// How objects read and write the property `name`: one lookup, no casts (valid once frozen).
-    ///
-    /// A short name is found in the ``ShortKeyTable``; a longer one is searched linearly in
-    /// entities with few properties (comparing strings costs less than hashing one; measured:
-    /// hashing was a tenth of a fetch's instructions), and hashed in wider ones.
+    /// How objects read and write the property `name`: one lookup (``accessorIndex(for:)``),
+    /// no casts (valid once frozen).
     @inline(__always) func accessor(for name: String) -> PropertyAccessor? {
-        if let key = Self.shortKey(name) {
-            // Without a table the entity has no short name, so none is this one.
-            return _shortKeyTable?.index(of: key).map { _accessorList[$0] }
-        }
-        if _accessorNames.count <= 24 {
-            for index in _accessorNames.indices where _accessorNames[index] == name { return _accessorList[index] }
-            return nil
-        }
-        return _accessorIndexByName[name].map { _accessorList[$0] }
+        accessorIndex(for: name).map { _accessorList[$0] }
     }
 }
 
