@@ -8,9 +8,9 @@ import Testing
 /// toolchain that changes it fails these tests.
 @Suite("Short property-name keys", .timeLimit(.minutes(1)))
 struct ShortKeyTests {
-    /// A model of `entity` alone, and a context on an in-memory store of it.
-    private static func inMemory(_ entity: EntityDescription) throws -> (ManagedObjectModel, ManagedObjectContext) {
-        let model = ManagedObjectModel(entities: [entity])
+    /// A model of `entities` alone, and a context on an in-memory store of it.
+    private static func inMemory(_ entities: EntityDescription...) throws -> (ManagedObjectModel, ManagedObjectContext) {
+        let model = ManagedObjectModel(entities: entities)
         return (model, ContextTestModel.context(try ContextTestModel.coordinator(model: model)))
     }
 
@@ -99,8 +99,6 @@ struct ShortKeyTests {
         #expect(ShortKeyTable(keys: [0, 0]) == nil, "only long names: no table")
     }
 
-    /// An entity of more than 24 properties (which the getters once looked up by hashing the
-    /// name) reads and writes each short-named attribute in its own slot through the table.
     /// An entity with no short name has no table: long names are found, short ones are not.
     @Test func entityWithOnlyLongNamesFindsThemAndNoShortName() throws {
         let entity = EntityDescription(name: "Long", properties: [
@@ -131,8 +129,7 @@ struct ShortKeyTests {
         let wide = EntityDescription(name: "Wide", properties: attributes + [
             RelationshipDescription(name: "targetOfThisSource", destination: "Target", inverse: "sourcesOfThisTarget", deleteRule: .nullify),
         ])
-        let model = ManagedObjectModel(entities: [wide, target])
-        let context = ContextTestModel.context(try ContextTestModel.coordinator(model: model))
+        let (model, context) = try Self.inMemory(wide, target)
         try context.performAndWait {
             let frozen = try #require(model.entitiesByName["Wide"])
             for property in frozen.properties {
@@ -149,6 +146,8 @@ struct ShortKeyTests {
         }
     }
 
+    /// An entity of more than 24 properties (which the getters once looked up by hashing the
+    /// name) reads and writes each short-named attribute in its own slot through the table.
     @Test func wideEntityReadsEachShortNamedAttributeFromItsOwnSlot() throws {
         let names = (0..<40).map { "a\($0)" } + ["aLongerName0", "aLongerName1"]
         let entity = EntityDescription(name: "Wide", properties: names.map { AttributeDescription(name: $0, type: .integer64) })
