@@ -63,6 +63,85 @@ struct ContextValidationTests {
         #expect(beer.value(forKey: "note") as? String == "changed here")
     }
 
+    /// A change to a transient property makes the object updated, as in Core Data, but not
+    /// persistently changed: a save writes nothing for it (the stored version stays), lists it
+    /// in no did-save set, and leaves it and the context without changes, its value kept.
+    @Test func transientChangesAloneAreUpdatesASaveDoesNotWrite() throws {
+        let url = try M.temporaryDirectory().appendingPathComponent("transient.sqlite")
+        let coordinator = try M.coordinator(type: .sqlite, at: url)
+        let context = M.context(coordinator)
+        let beer = M.insert("Beer", into: context, ["name": "T"])
+        try context.save()
+        #expect(beer.storeVersion == 1)
+
+        beer.setValue("only here", forKey: "note")
+        #expect(beer.isUpdated)
+        #expect(beer.hasChanges)
+        #expect(!beer.hasPersistentChangedValues)
+        #expect(context.hasChanges)
+        #expect(context.updatedObjects == [beer])
+
+        nonisolated(unsafe) var savedUpdated: [Set<ManagedObject>] = []
+        let observer = NotificationCenter.default.addObserver(
+            forName: ManagedObjectContext.didSaveObjectsNotification, object: context, queue: nil) {
+            savedUpdated.append($0.userInfo?[ManagedObjectContext.updatedObjectsKey] as? Set<ManagedObject> ?? [])
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        try context.save()
+        #expect(beer.storeVersion == 1, "a transient change alone writes no new version")
+        let listed = savedUpdated.contains { $0.contains(beer) }
+        #expect(!listed)
+        #expect(!beer.isUpdated)
+        #expect(!context.hasChanges)
+        #expect(context.updatedObjects.isEmpty)
+        #expect(beer.value(forKey: "note") as? String == "only here")
+        let reader = M.context(coordinator)
+        #expect(try reader.existingObject(with: beer.objectID).storeVersion == 1)
+
+        // With a persistent change beside the transient one, the object is written.
+        beer.setValue("again", forKey: "note")
+        beer.setValue("U", forKey: "name")
+        #expect(beer.hasPersistentChangedValues)
+        try context.save()
+        #expect(beer.storeVersion == 2)
+        #expect(savedUpdated.last == [beer])
+        #expect(!beer.isUpdated)
+    }
+
+    /// The same for a transient to-many relationship: adding to it changes the object, not
+    /// its persistent values; a persistent to-many's change does count.
+    @Test func transientToManyChangesAreNotPersistentChanges() throws {
+        let folder = EntityDescription(name: "Folder", properties: [
+            AttributeDescription(name: "title", type: .string),
+            RelationshipDescription(name: "pinned", destination: "Note", toMany: true, inverse: "pinnedIn"),
+            RelationshipDescription(name: "notes", destination: "Note", toMany: true, inverse: "folder"),
+        ])
+        let note = EntityDescription(name: "Note", properties: [
+            AttributeDescription(name: "text", type: .string),
+            RelationshipDescription(name: "pinnedIn", destination: "Folder", inverse: "pinned"),
+            RelationshipDescription(name: "folder", destination: "Folder", inverse: "notes"),
+        ])
+        folder.properties[1].isTransient = true
+        note.properties[1].isTransient = true
+        let context = M.context(try M.coordinator(model: ManagedObjectModel(entities: [folder, note])))
+        let box = M.insert("Folder", into: context, ["title": "inbox"])
+        let first = M.insert("Note", into: context, ["text": "one"])
+        try context.save()
+        let version = box.storeVersion
+
+        box.addObject(first, forKey: "pinned")
+        #expect(box.isUpdated)
+        #expect(!box.hasPersistentChangedValues)
+        try context.save()
+        #expect(box.storeVersion == version)
+        #expect(!box.isUpdated)
+
+        box.addObject(first, forKey: "notes")
+        #expect(box.hasPersistentChangedValues)
+        try context.save()
+        #expect(box.storeVersion == version + 1)
+    }
+
     @Test func uniquenessConstraintAgainstStoreAndPending() throws {
         let coordinator = try M.coordinator()
         let context = M.context(coordinator)

@@ -78,7 +78,7 @@ struct SaveKeyAllocationTests {
         // store finds the conflict inside the write transaction, after inserting the new rows.
         let stale = M.context(coordinator)
         let (fresh, freshBrewery) = stale.performAndWait {
-            stale.object(with: sharedID).setValue("Orval (stale)", forKey: "note")
+            stale.object(with: sharedID).setValue(Int16(30), forKey: "ibu")
             let brewery = M.insert("Brewery", into: stale, ["name": "Rochefort"])
             let beer = M.insert("Beer", into: stale, ["name": "Rochefort 10"])
             beer.setValue(brewery, forKey: "brewery")
@@ -86,7 +86,7 @@ struct SaveKeyAllocationTests {
         }
         let other = M.context(coordinator)
         try other.performAndWait {
-            other.object(with: sharedID).setValue("Orval (fresh)", forKey: "note")
+            other.object(with: sharedID).setValue(Int16(40), forKey: "ibu")
             try other.save()
         }
 

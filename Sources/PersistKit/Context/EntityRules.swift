@@ -22,6 +22,8 @@ final class EntityRules: Sendable {
     let defaultsAreBitwise: Bool
     /// The transient slots, emptied in store rows.
     let transientSlots: [Int]
+    /// Whether a to-many relationship is transient (its changes are not persistent changes).
+    let hasTransientToMany: Bool
     /// The slots with a validation rule, in slot order.
     let slots: [Slot]
     /// The stored to-many relationships (their counts are checked).
@@ -47,6 +49,7 @@ final class EntityRules: Sendable {
             }
         }
         transientSlots = entity.slots.indices.filter { entity.slots[$0].isTransient }
+        hasTransientToMany = entity.relationshipsByName.values.contains { $0.isToMany && $0.isTransient }
         slots = entity.slots.enumerated().compactMap { index, property in
             let isRequired = !property.isOptional && !property.isTransient
             var checked: AttributeDescription?

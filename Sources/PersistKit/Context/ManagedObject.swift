@@ -216,10 +216,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public var isInserted: Bool { _isInserted }
     /// Whether the object was deleted from its context (and, until saved, may still be undone).
     public var isDeleted: Bool { _isDeleted }
-    /// Whether the object has unsaved changes to its stored values and is not inserted or deleted.
-    public var isUpdated: Bool { !_isInserted && !_isDeleted && hasPersistentChangedValues }
-    /// Whether the object has unsaved changes of any kind.
-    public var hasChanges: Bool { _isInserted || _isDeleted || hasPersistentChangedValues }
+    /// Whether the object has unsaved changes and is not inserted or deleted. A change to a
+    /// transient property counts, as in Core Data (see ``hasPersistentChangedValues``).
+    public var isUpdated: Bool { !_isInserted && !_isDeleted && hasChangedValues }
+    /// Whether the object has unsaved changes of any kind, transient properties included.
+    public var hasChanges: Bool { _isInserted || _isDeleted || hasChangedValues }
 
     /// The version of the stored state this object's values are based on: the store's
     /// optimistic-locking version (`Z_OPT`) when the object was last read or saved, one more
@@ -233,9 +234,33 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return committed?.version ?? 0
     }
 
-    /// Whether any attribute or relationship changed since the last save.
+    /// Whether any persistent attribute or relationship changed since the last save (Core
+    /// Data's `hasPersistentChangedValues`). Changes to transient properties do not count: an
+    /// object whose only changes are transient ones is ``isUpdated`` but is not written by a
+    /// save.
     public var hasPersistentChangedValues: Bool {
-        !changedSlots.isEmpty || toMany.values.contains { $0.hasChanges }
+        guard let changeState else { return false }
+        guard let rules = entity._rules, rules.transientSlots.isEmpty, !rules.hasTransientToMany else {
+            return Self.hasPersistentChanges(changeState, of: entity)
+        }
+        return !changeState.changedSlots.isEmpty || changeState.toMany.values.contains { $0.hasChanges }
+    }
+
+    /// Whether any property, transient or persistent, changed since the last save.
+    var hasChangedValues: Bool {
+        guard let changeState else { return false }
+        return !changeState.changedSlots.isEmpty || changeState.toMany.values.contains { $0.hasChanges }
+    }
+
+    /// ``hasPersistentChangedValues`` for an entity with transient properties: the changes of
+    /// `state` other than those of transient slots and transient to-many relationships.
+    private static func hasPersistentChanges(_ state: ObjectChangeState, of entity: EntityDescription) -> Bool {
+        let slots = entity.slots
+        for slot in state.changedSlots where slot >= slots.count || !slots[slot].isTransient { return true }
+        for (name, toMany) in state.toMany where toMany.hasChanges {
+            if entity.relationshipsByName[name]?.isTransient != true { return true }
+        }
+        return false
     }
 
     // MARK: - Life-cycle hooks (override points, as in Core Data)

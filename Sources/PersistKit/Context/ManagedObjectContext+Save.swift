@@ -570,6 +570,15 @@ extension ManagedObjectContext {
         } else {
             insertedInOrder.removeAll()
         }
+        if ownsChangeSets && changedByID.count > updated.count {
+            // Objects whose only changes were to transient properties were not written (see
+            // `objectsToSave()`); the save commits their changes all the same, as Core Data's
+            // does: they are no longer updated. Only when the set holds more than the save's
+            // updated objects, so a large update is not walked twice.
+            for object in changedByID.values where !object._isDeleted && object.hasChangedValues && !object.hasPersistentChangedValues {
+                object.clearChanges()
+            }
+        }
         if ownsChangeSets {
             // Objects an overlapping save put back in front were saved with the rest.
             takenBackInFront = 0

@@ -262,12 +262,13 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// Objects deleted and not yet saved (inserted objects deleted again are not listed).
     public var deletedObjects: Set<ManagedObject> { onQueue { Set(deletedByID.values.filter { !$0._isInserted }) } }
 
-    /// Whether the context has unsaved inserts, updates or deletes.
+    /// Whether the context has unsaved inserts, updates or deletes (an update of transient
+    /// properties alone included, as ``updatedObjects`` lists it).
     public var hasChanges: Bool {
         onQueue {
             insertedInOrder.objects.contains { !$0._isDeleted }
                 || deletedByID.values.contains { !$0._isInserted }
-                || changedByID.values.contains { $0.hasPersistentChangedValues }
+                || changedByID.values.contains { $0.hasChangedValues }
         }
     }
 
