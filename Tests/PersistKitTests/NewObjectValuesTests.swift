@@ -2,9 +2,9 @@ import Foundation
 @testable import PersistKit
 import Testing
 
-/// A new object starts from its attributes' defaults, in a buffer of its own, whatever the
-/// entity's width: up to 12 slots the values are written as an array literal
-/// (`StoreValue.row(count:_:)`), beyond that copied byte by byte or shared until first write.
+/// A new object starts from its attributes' defaults, in storage of its own, whatever the
+/// entity's width: copied byte by byte when no default holds a reference, value by value
+/// otherwise.
 @Suite("New objects' values")
 struct NewObjectValuesTests {
     /// An entity of `width` attributes: integers, strings and data in turn, each with a
@@ -58,16 +58,5 @@ struct NewObjectValuesTests {
             #expect(third.values[index] == Self.expectedDefault(index, referenceDefaults: referenceDefaults))
         }
         #expect(EntityRules.of(entity).defaults.enumerated().allSatisfy { $0.element == Self.expectedDefault($0.offset, referenceDefaults: referenceDefaults) })
-    }
-
-    @Test("StoreValue.row(count:_:) evaluates each element once, in order", arguments: [0, 1, 7, 12, 13, 40])
-    func rowEvaluatesInOrder(count: Int) {
-        var calls: [Int] = []
-        let row = StoreValue.row(count: count) { index in
-            calls.append(index)
-            return .integer(Int64(index) * 3)
-        }
-        #expect(calls == Array(0..<count))
-        #expect(row == (0..<count).map { .integer(Int64($0) * 3) })
     }
 }

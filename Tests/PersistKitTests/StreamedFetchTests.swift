@@ -33,7 +33,7 @@ struct StreamedFetchTests {
         init(_ row: borrowing RowSnapshot) {
             primaryKey = row.primaryKey
             version = row.version
-            values = row.values
+            values = Array(row.values)
         }
     }
 

@@ -7,10 +7,10 @@ struct CommittedState: Sendable {
     /// The optimistic-locking version (`Z_OPT`) of the state; 0 for a state never saved.
     var version: Int64
     /// The slot values, laid out by the entity's ``EntityDescription/slots``.
-    var values: [StoreValue]
+    var values: SlotValues
 
     /// The state of `version` with `values`.
-    @inline(__always) init(version: Int64, values: [StoreValue]) {
+    @inline(__always) init(version: Int64, values: SlotValues) {
         self.version = version
         self.values = values
     }

@@ -16,9 +16,10 @@ final class EntityRules: Sendable {
 
     /// A new object's values: each attribute's default, `null` elsewhere.
     let defaults: [StoreValue]
+    /// ``defaults``, as the storage each new object's values are copied from.
+    let defaultSlots: SlotValues
     /// Whether every default holds no reference (null, integers, floating point, Booleans,
-    /// dates): a new object wider than ``StoreValue/literalRowLimit`` then gets a byte copy of
-    /// ``defaults``.
+    /// dates): a new object then gets a byte copy of ``defaultSlots``.
     let defaultsAreBitwise: Bool
     /// The transient slots, emptied in store rows.
     let transientSlots: [Int]
@@ -42,6 +43,7 @@ final class EntityRules: Sendable {
 
     init(_ entity: EntityDescription) {
         defaults = entity.slots.map { ($0 as? AttributeDescription)?.defaultValue ?? .null }
+        defaultSlots = SlotValues(defaults)
         defaultsAreBitwise = defaults.allSatisfy { value in
             switch value {
             case .null, .integer, .double, .bool, .date: return true
@@ -69,23 +71,10 @@ final class EntityRules: Sendable {
         onlyRequiredSlots = toMany.isEmpty && slots.allSatisfy({ $0.checked == nil }) ? slots.map(\.index) : nil
     }
 
-    /// The values of a new object: a buffer of its own, so the object's first write does not
-    /// copy shared defaults (made as ``StoreValue/row(count:_:)`` makes a row: through the
-    /// general array initializers it cost about 420 instructions more per object). Wider than
-    /// ``StoreValue/literalRowLimit``, a byte copy when the defaults hold no reference;
-    /// otherwise the shared defaults, copied on first write.
-    @inline(__always) func newObjectValues() -> [StoreValue] {
-        let defaults = self.defaults
-        if defaults.count <= StoreValue.literalRowLimit {
-            return defaults.withUnsafeBufferPointer { defaults in StoreValue.row(count: defaults.count) { defaults[$0] } }
-        }
-        guard defaultsAreBitwise else { return defaults }
-        return [StoreValue](unsafeUninitializedCapacity: defaults.count) { buffer, count in
-            // Same element type and count: the bytes of `defaults` are valid values, none of
-            // them holding a reference to retain.
-            defaults.withUnsafeBytes { source in UnsafeMutableRawBufferPointer(buffer).copyMemory(from: source) }
-            count = defaults.count
-        }
+    /// The values of a new object: storage of its own, so the object's first write does not
+    /// copy shared defaults; a byte copy of the defaults when none holds a reference.
+    @inline(__always) func newObjectValues() -> SlotValues {
+        defaultSlots.withUnsafeBufferPointer { SlotValues(copying: $0, holdsReferences: !defaultsAreBitwise) }
     }
 
     /// The rules of `entity`: those worked out when its model was frozen, or, for an entity of

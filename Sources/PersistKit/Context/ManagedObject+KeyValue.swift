@@ -245,7 +245,7 @@ extension ManagedObject {
     }
 
     func fillWithNulls() {
-        values = Array(repeating: .null, count: entity.slots.count)
+        values = SlotValues(repeating: .null, count: entity.slots.count)
         _isFault = false
     }
 

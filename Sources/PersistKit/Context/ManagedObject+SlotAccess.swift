@@ -29,9 +29,9 @@ extension ManagedObject {
     ///
     /// For code that writes a whole object: one call instead of one per slot, and the values
     /// read in place from the array (each ``primitiveValue(atSlot:)`` copies its value out, a
-    /// switch over every case of ``StoreValue``, and destroys the copy after). The array is a
-    /// copy: later changes to the object do not show in it.
-    public func versionAndValues() -> (version: Int64, values: [StoreValue]) {
+    /// switch over every case of ``StoreValue``, and destroys the copy after). The values are a
+    /// copy: later changes to the object do not show in them.
+    public func versionAndValues() -> (version: Int64, values: SlotValues) {
         willAccessValue()
         return (committed?.version ?? 0, values)
     }

@@ -87,7 +87,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // fetch's instructions under callgrind.
 
     /// Current slot values, laid out by `entity.slots`; meaningful only when not a fault.
-    @exclusivity(unchecked) var values: [StoreValue]
+    @exclusivity(unchecked) var values: SlotValues
     /// The last state read from or saved to the parent store or context (its version and
     /// values; the object knows its entity, key and store itself); `nil` for new objects.
     ///

@@ -151,7 +151,7 @@ extension ManagedObjectContext {
     func mergeConflict(_ object: ManagedObject, theirs: RowSnapshot?, deletedHere: Bool) -> MergeConflict {
         let slots = object.entity.slots
         let base = object.committed?.values ?? []
-        func snapshot(_ values: [StoreValue]) -> [String: StoreValue] {
+        func snapshot(_ values: SlotValues) -> [String: StoreValue] {
             var result: [String: StoreValue] = [:]
             for (index, property) in slots.enumerated() where index < values.count && !property.isTransient {
                 result[property.name] = values[index]

@@ -677,7 +677,7 @@ extension ManagedObject {
     }
 
     /// The object's slot values as a store keeps them, with transient slots emptied.
-    func storedValues() -> [StoreValue] {
+    func storedValues() -> SlotValues {
         willAccessValue()
         // Most entities have no transient slot: their values are stored as they are, the
         // rules only looked at (copying them out retained and released two references).

@@ -15,7 +15,7 @@ extension ManagedObjectContext {
         /// The object.
         let object: ManagedObject
         /// Its values when its last `willSave()` call began.
-        var values: [StoreValue]
+        var values: SlotValues
         /// Its to-many changes when that call began (empty when it had no to-many state).
         var toMany: [String: ToManyMark]
 

@@ -27,10 +27,10 @@ public struct RowSnapshot: Sendable, Hashable {
     /// The optimistic-locking version (`Z_OPT`): 1 when first saved, one more at each update.
     public var version: Int64
     /// The slot values.
-    public var values: [StoreValue]
+    public var values: SlotValues
 
     /// Creates a row snapshot.
-    public init(objectID: ManagedObjectID, version: Int64, values: [StoreValue]) {
+    public init(objectID: ManagedObjectID, version: Int64, values: SlotValues) {
         self.entity = objectID.entity
         self.primaryKey = objectID.primaryKey
         self.storeBits = objectID.isTemporaryID ? 1 : 0
@@ -42,7 +42,7 @@ public struct RowSnapshot: Sendable, Hashable {
     /// A row made with `objectID`, whose entity, primary key and temporary flag the caller
     /// knows already (an object's own fields), so the ID is not read.
     init(objectID: ManagedObjectID, entity: EntityDescription, primaryKey: Int64, isTemporaryID: Bool,
-         version: Int64, values: [StoreValue]) {
+         version: Int64, values: SlotValues) {
         self.entity = entity
         self.primaryKey = primaryKey
         self.storeBits = isTemporaryID ? 1 : 0
@@ -54,7 +54,7 @@ public struct RowSnapshot: Sendable, Hashable {
     /// The row of a new object of `entity` whose temporary ID, numbered `number`, was not made
     /// yet: ``objectID`` makes an equal one when asked (a save that gives the object its
     /// permanent ID never asks).
-    init(temporaryEntity entity: EntityDescription, number: Int64, version: Int64, values: [StoreValue]) {
+    init(temporaryEntity entity: EntityDescription, number: Int64, version: Int64, values: SlotValues) {
         self.entity = entity
         self.primaryKey = number
         self.storeBits = 1
@@ -65,13 +65,24 @@ public struct RowSnapshot: Sendable, Hashable {
 
     /// Creates the snapshot of the row `primaryKey` of `entity` in the store of `store`,
     /// without a ``ManagedObjectID`` (a store's fast path).
-    public init(entity: EntityDescription, store: StoreToken, primaryKey: Int64, version: Int64, values: [StoreValue]) {
+    public init(entity: EntityDescription, store: StoreToken, primaryKey: Int64, version: Int64, values: SlotValues) {
         self.entity = entity
         self.primaryKey = primaryKey
         self.storeBits = store.bits
         self.madeID = nil
         self.version = version
         self.values = values
+    }
+
+    /// Creates a row snapshot from an array of values.
+    public init(objectID: ManagedObjectID, version: Int64, values: [StoreValue]) {
+        self.init(objectID: objectID, version: version, values: SlotValues(values))
+    }
+
+    /// Creates the snapshot of the row `primaryKey` of `entity` in the store of `store`, from
+    /// an array of values.
+    public init(entity: EntityDescription, store: StoreToken, primaryKey: Int64, version: Int64, values: [StoreValue]) {
+        self.init(entity: entity, store: store, primaryKey: primaryKey, version: version, values: SlotValues(values))
     }
 
     /// The object's permanent ID: the one the row was made with, or a new one equal to it.

@@ -30,6 +30,18 @@ public enum StoreValue: Sendable, Hashable {
     /// A collection in a predicate (`IN {1, 2}`, `BETWEEN {1, 5}`).
     case array([StoreValue])
 
+    /// Whether the value holds no reference: ``null``, an integer, a floating-point number, a
+    /// decimal, a Boolean, a date or a UUID. Storage that holds only such values is freed
+    /// without destroying them one by one.
+    var holdsNoReference: Bool {
+        @inline(__always) get {
+            switch self {
+            case .null, .integer, .double, .decimal, .bool, .date, .uuid: return true
+            case .string, .data, .url, .object, .array: return false
+            }
+        }
+    }
+
     /// Whether this is ``null``.
     @inlinable public var isNull: Bool {
         if case .null = self { return true }

@@ -42,6 +42,12 @@ public final class SQLiteConnection {
     /// Keys of history strings seen in committed transactions (see ``SQLiteHistoryStrings``):
     /// kept pending inside a transaction, trusted at `COMMIT`, dropped at `ROLLBACK`.
     @exclusivity(unchecked) var historyStrings = SQLiteHistoryStrings()
+    /// The slab that single-row reads on this connection decode into (``SQLiteStore/row(for:)``):
+    /// one allocation per many lookups, as a fetch has one per many rows. At most 64 rows a
+    /// slab, since the connection keeps its last slab (and the values of rows no one holds any
+    /// more in it) until the next one is made. Used by the thread holding the connection, as
+    /// the rest of it is.
+    @exclusivity(unchecked) var rowSlab = SlotSlab(maximumRows: 64)
 
     /// The statement count and observer, shared with this connection's statements.
     let tally = SQLiteStatementTally()

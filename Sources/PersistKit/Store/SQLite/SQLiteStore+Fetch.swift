@@ -22,7 +22,10 @@ extension SQLiteStore {
     /// column (its destination has no subentities), a key equal to `knownDestination`'s is that
     /// object, with no look at the relationship's destination entity (a reference loaded
     /// and released per row).
-    func decodeRow(_ statement: SQLiteStatement, knownID: ManagedObjectID? = nil,
+    ///
+    /// The row's values are written into the next run of `slab` (see ``SlotSlab``): a caller
+    /// reading many rows passes one slab for all of them.
+    func decodeRow(_ statement: SQLiteStatement, into slab: inout SlotSlab, knownID: ManagedObjectID? = nil,
                    knownDestination: ManagedObjectID? = nil, knownInverse: RelationshipDescription? = nil) -> RowSnapshot? {
         let number = Int(statement.int64(1))
         return schema.layoutsByNumber.withUnsafeBufferPointer { layouts -> RowSnapshot? in
@@ -34,7 +37,7 @@ extension SQLiteStore {
             let primaryKey = statement.int64(0)
             let values = slotColumns.withUnsafeBufferPointer { slots in
                 integerColumns.withUnsafeBufferPointer { integerColumns in
-                    decodeValues(statement, slots, integerColumns, knownDestination, knownInverse, placeholder: primaryKey)
+                    decodeValues(statement, slots, integerColumns, knownDestination, knownInverse, into: &slab)
                 }
             }
             if let knownID, knownID.entity === entity, knownID.primaryKey == primaryKey {
@@ -46,14 +49,13 @@ extension SQLiteStore {
         }
     }
 
-    /// The slot values of the row the statement is on, one per element of `slots`, in order
-    /// (allocated as ``StoreValue/filledRow(count:placeholder:_:)`` does, `placeholder` being
-    /// any value read at run time). `integerColumns` is the layout's
+    /// The slot values of the row the statement is on, one per element of `slots`, in order,
+    /// written into the next run of `slab`. `integerColumns` is the layout's
     /// ``SQLiteSchema/EntityLayout/integerColumns``.
     ///
     /// The common case, a nonzero integer (one C call), is decoded inline; every other slot
     /// goes to ``decodeSlot(_:_:_:_:)``. The row is filled by one loop, so there is one copy of
-    /// this code per decoder: with a copy per element of twelve literals (78 in all) each
+    /// this code per decoder: with a copy per element of twelve array literals (78 in all) each
     /// function that decodes rows was 17 KB of code (80 KB with the whole slot decoder inlined),
     /// and a single-object read ran through more code than a 32 KB instruction cache holds
     /// (callgrind's cache simulation, workload 4: 256 instruction-cache misses a lookup, 322
@@ -62,21 +64,29 @@ extension SQLiteStore {
     private func decodeValues(_ statement: SQLiteStatement, _ slots: UnsafeBufferPointer<SQLiteSchema.SlotColumn>,
                               _ integerColumns: UnsafeBufferPointer<Int32>,
                               _ knownDestination: ManagedObjectID?, _ knownInverse: RelationshipDescription?,
-                              placeholder: Int64) -> [StoreValue] {
-        @inline(__always) func v(_ index: Int) -> StoreValue {
-            let column = integerColumns[index]
-            if column >= 0 {
-                // sqlite3_column_int64 gives 0 for NULL: only a 0 needs the type check.
-                let value = statement.int64(column)
-                if value != 0 { return .integer(value) }
+                              into slab: inout SlotSlab) -> SlotValues {
+        slab.row(count: slots.count) { base in
+            var holdsReferences = false
+            for index in 0..<slots.count {
+                let column = integerColumns[index]
+                if column >= 0 {
+                    // sqlite3_column_int64 gives 0 for NULL: only a 0 needs the type check.
+                    let value = statement.int64(column)
+                    if value != 0 {
+                        (base + index).initialize(to: .integer(value))
+                        continue
+                    }
+                }
+                let value = decodeSlot(statement, slots[index], knownDestination, knownInverse)
+                if !value.holdsNoReference { holdsReferences = true }
+                (base + index).initialize(to: value)
             }
-            return decodeSlot(statement, slots[index], knownDestination, knownInverse)
+            return holdsReferences
         }
-        return StoreValue.filledRow(count: slots.count, placeholder: placeholder, v)
     }
 
     /// The value of one slot of the row the statement is on (see ``decodeRow(_:knownID:knownDestination:knownInverse:)``).
-    /// Not inlined: see ``decodeValues(_:_:_:_:_:placeholder:)``.
+    /// Not inlined: see ``decodeValues(_:_:_:_:_:into:)``.
     @inline(never)
     private func decodeSlot(_ statement: SQLiteStatement, _ slot: SQLiteSchema.SlotColumn,
                             _ knownDestination: ManagedObjectID?, _ knownInverse: RelationshipDescription?) -> StoreValue {
@@ -193,8 +203,9 @@ extension SQLiteStore {
         let sql = "SELECT \(selectList(table)) FROM \(from)\(whereClause)\(orderBy)\(limit)"
         return try withQueryConnection("fetching \(request.entity.name) failed") { connection in
             var rows: [RowSnapshot] = []
+            var slab = SlotSlab()
             try connection.cachedStatement(sql).forEachRow(arguments) { statement in
-                if let row = decodeRow(statement) { rows.append(row) }
+                if let row = decodeRow(statement, into: &slab) { rows.append(row) }
             }
             return rows
         }
@@ -215,8 +226,9 @@ extension SQLiteStore {
         try withReadSnapshot(what, oneStatement: true) { connection, handedOver in
             let statement = try connection.cachedStatement(sql)
             func read() throws {
+                var slab = SlotSlab()
                 try statement.forEachRow(arguments) { statement in
-                    guard let row = decodeRow(statement) else { return }
+                    guard let row = decodeRow(statement, into: &slab) else { return }
                     handedOver = true
                     try body(row)
                 }
@@ -259,6 +271,7 @@ extension SQLiteStore {
         return try withLeasedReadConnection("reading rows failed") { connection in
             var rows: [RowSnapshot] = []
             var arguments: [StoreValue] = []
+            var slab = SlotSlab()
             for (tableIndex, keys) in wanted.sorted(by: { $0.key < $1.key }) {
                 let all = keys.keys.sorted()
                 for start in stride(from: 0, to: all.count, by: Self.maximumKeysPerRead) {
@@ -270,7 +283,7 @@ extension SQLiteStore {
                     // Repeated keys pad the list to the statement's size; they match no other row.
                     while arguments.count < parameters { arguments.append(.integer(batch[batch.endIndex - 1])) }
                     try statement.forEachRow(arguments) { statement in
-                        guard let row = decodeRow(statement), let asked = keys[row.primaryKey],
+                        guard let row = decodeRow(statement, into: &slab), let asked = keys[row.primaryKey],
                               row.entity.isKind(of: asked) else { return }
                         rows.append(row)
                     }
@@ -299,7 +312,7 @@ extension SQLiteStore {
             // Left ready for binding by the last read's reset (below), or fresh.
             try statement.bindInteger(id.primaryKey, at: 1)
             defer { statement.resetKeepingBindings() }
-            guard try statement.step(), let row = decodeRow(statement), row.entity.isKind(of: id.entity) else {
+            guard try statement.step(), let row = decodeRow(statement, into: &connection.rowSlab), row.entity.isKind(of: id.entity) else {
                 return nil
             }
             return row

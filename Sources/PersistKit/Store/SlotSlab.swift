@@ -1,0 +1,55 @@
+/// Hands out runs of slabs (``SlotStorage``) to the rows one fetch decodes: the first slab
+/// has room for one row, each next one for twice as many rows as the last, up to
+/// ``largestSlab`` values (and up to `maximumRows` rows). A fetch of one row allocates as much
+/// as an array of its values; a fetch of many, one allocation per many rows.
+///
+/// Used on one thread, by the fetch that owns it.
+struct SlotSlab {
+    /// The most values a slab is made for (about 96 KiB), unless one row has more.
+    static let largestSlab = 4_096
+
+    /// The slab being filled.
+    private var storage: SlotStorage?
+    /// How many rows the next slab is made for.
+    private var rowsNext = 1
+    /// The most rows a slab is made for.
+    private let maximumRows: Int
+
+    /// A new, empty slab maker whose slabs hold at most `maximumRows` rows (and at most
+    /// ``largestSlab`` values, unless one row has more).
+    init(maximumRows: Int = .max) {
+        self.maximumRows = maximumRows
+    }
+
+    /// A row of `count` values: `fill` initializes each of the `count` elements from the
+    /// pointer it is given, and returns whether any of them may hold a reference.
+    @inline(__always)
+    mutating func row(count: Int, _ fill: (UnsafeMutablePointer<StoreValue>) -> Bool) -> SlotValues {
+        if count == 0 { return SlotValues() }
+        let storage = storageWithRoom(for: count)
+        let start = storage.withUnsafeMutablePointers { header, elements in
+            let start = header.pointee.count
+            let holdsReferences = fill(elements + start)
+            header.pointee.count = start + count
+            if holdsReferences { header.pointee.holdsReferences = true }
+            return start
+        }
+        return SlotValues(storage: storage, start: start, length: count)
+    }
+
+    /// The slab being filled, or a new one, with room for `count` more values.
+    @inline(__always)
+    private mutating func storageWithRoom(for count: Int) -> SlotStorage {
+        if let storage, storage.header.capacity - storage.header.count >= count { return storage }
+        return newStorage(for: count)
+    }
+
+    @inline(never)
+    private mutating func newStorage(for count: Int) -> SlotStorage {
+        let rows = Swift.max(1, Swift.min(rowsNext, maximumRows, Self.largestSlab / count))
+        rowsNext = Swift.min(rowsNext * 2, Self.largestSlab)
+        let made = SlotStorage.make(capacity: rows * count)
+        storage = made
+        return made
+    }
+}
