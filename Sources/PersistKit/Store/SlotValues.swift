@@ -9,7 +9,7 @@
 /// ``init(repeating:count:)``; read them as any collection (`Array(values)` gives an array).
 ///
 /// A slab lives while any of its runs does: keeping one object of a large fetch keeps its
-/// slab (at most ``SlotSlab/largestSlab`` values).
+/// slab (at most 4,096 values, about 96 KiB; see `docs/stores.md`).
 ///
 /// `@unchecked Sendable` (its storage, a `ManagedBuffer`, cannot conform): a storage's elements
 /// and header are written only by the one who made it before a run of it is handed out (the
@@ -35,8 +35,10 @@ public struct SlotValues: @unchecked Sendable {
     /// The run of `length` values of `storage` that begins at `start` (initialized already).
     init(storage: SlotStorage, start: Int, length: Int) {
         self.storage = storage
-        self.start = UInt32(truncatingIfNeeded: start)
-        self.length = UInt32(truncatingIfNeeded: length)
+        // Checked conversions: a slab holds at most 4,096 values unless one row has more, so
+        // only values of more than 4 G elements could trap, rather than wrap.
+        self.start = UInt32(start)
+        self.length = UInt32(length)
     }
 
     /// The values of `array`, in storage of their own.
@@ -116,7 +118,9 @@ public struct SlotValues: @unchecked Sendable {
 }
 
 extension SlotValues: RandomAccessCollection, MutableCollection {
+    /// A position: the offset from the first value.
     public typealias Index = Int
+    /// The positions, `0..<count`.
     public typealias Indices = Range<Int>
 
     /// 0.
