@@ -10,7 +10,7 @@ import Testing
 struct SlotValuesTests {
     /// Rows of `width` integers from one slab maker, row `r` holding `r * 100 + slot`.
     static func integerRows(_ rows: Int, width: Int) -> [SlotValues] {
-        var slab = SlotSlab()
+        let slab = SlotSlab()
         return (0..<rows).map { row in
             slab.row(count: width) { base in
                 for slot in 0..<width { (base + slot).initialize(to: .integer(Int64(row * 100 + slot))) }
@@ -30,7 +30,7 @@ struct SlotValuesTests {
         #expect(rows[1].storage === rows[2].storage)
 
         // With at most 4 rows a slab: 1, 2, 4, 4, 4, 4 and 1 row for 20 rows.
-        var capped = SlotSlab(maximumRows: 4)
+        let capped = SlotSlab(maximumRows: 4)
         let cappedRows = (0..<20).map { row in
             capped.row(count: 2) { base in
                 base.initialize(to: .integer(Int64(row)))
@@ -87,7 +87,7 @@ struct SlotValuesTests {
         weak var weakID: ManagedObjectID?
         var kept: SlotValues?
         do {
-            var slab = SlotSlab()
+            let slab = SlotSlab()
             let id = ManagedObjectID(entity: entity, storeIdentifier: "S", primaryKey: 7)
             weakID = id
             // The first slab has room for one row, the second for two: `first` and `kept`.

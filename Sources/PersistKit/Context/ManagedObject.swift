@@ -170,7 +170,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.madeID = Atomic(Unmanaged.passRetained(objectID))
         self.idPrimaryKey = objectID.primaryKey
         self.idStoreBits = objectID.storeBits
-        self.values = []
+        self.values = SlotValues()
         self._isFault = true
     }
 
@@ -183,7 +183,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.madeID = Atomic(nil)
         self.idPrimaryKey = key.primaryKey
         self.idStoreBits = key.storeBits
-        self.values = []
+        self.values = SlotValues()
         self._isFault = true
     }
 

@@ -137,7 +137,7 @@ extension ManagedObjectContext {
                 changedByID.removeValue(forKey: ObjectIdentifier(object))
                 object.changedSlots = []
                 object.toMany = [:]
-                object.values = []
+                object.values = SlotValues()
                 object.committed = nil
                 object.pendingRow = nil
                 object._isFault = true
@@ -184,7 +184,7 @@ extension ManagedObject {
         if let committed {
             values = committed.values
         } else {
-            values = []
+            values = SlotValues()
             _isFault = true
         }
     }

@@ -3,15 +3,19 @@
 /// ``largestSlab`` values (and up to `maximumRows` rows). A fetch of one row allocates as much
 /// as an array of its values; a fetch of many, one allocation per many rows.
 ///
-/// Used on one thread, by the fetch that owns it.
-struct SlotSlab {
+/// A class, used on one thread by the fetch (or the connection) that owns it: a fetch's row
+/// closure captures the reference, where a captured variable of a struct would be checked for
+/// exclusive access at every row.
+final class SlotSlab {
     /// The most values a slab is made for (about 96 KiB), unless one row has more.
     static let largestSlab = 4_096
 
+    // Unchecked exclusivity for the two below: a slab maker is used by one thread, one call at
+    // a time (the fetch or the connection that owns it).
     /// The slab being filled.
-    private var storage: SlotStorage?
+    @exclusivity(unchecked) private var storage: SlotStorage?
     /// How many rows the next slab is made for.
-    private var rowsNext = 1
+    @exclusivity(unchecked) private var rowsNext = 1
     /// The most rows a slab is made for.
     private let maximumRows: Int
 
@@ -24,7 +28,7 @@ struct SlotSlab {
     /// A row of `count` values: `fill` initializes each of the `count` elements from the
     /// pointer it is given, and returns whether any of them may hold a reference.
     @inline(__always)
-    mutating func row(count: Int, _ fill: (UnsafeMutablePointer<StoreValue>) -> Bool) -> SlotValues {
+    func row(count: Int, _ fill: (UnsafeMutablePointer<StoreValue>) -> Bool) -> SlotValues {
         if count == 0 { return SlotValues() }
         let storage = storageWithRoom(for: count)
         let start = storage.withUnsafeMutablePointers { header, elements in
@@ -39,13 +43,13 @@ struct SlotSlab {
 
     /// The slab being filled, or a new one, with room for `count` more values.
     @inline(__always)
-    private mutating func storageWithRoom(for count: Int) -> SlotStorage {
-        if let storage, storage.header.capacity - storage.header.count >= count { return storage }
+    private func storageWithRoom(for count: Int) -> SlotStorage {
+        if let storage, storage.headerAddress.pointee.capacity - storage.headerAddress.pointee.count >= count { return storage }
         return newStorage(for: count)
     }
 
     @inline(never)
-    private mutating func newStorage(for count: Int) -> SlotStorage {
+    private func newStorage(for count: Int) -> SlotStorage {
         let rows = Swift.max(1, Swift.min(rowsNext, maximumRows, Self.largestSlab / count))
         rowsNext = Swift.min(rowsNext * 2, Self.largestSlab)
         let made = SlotStorage.make(capacity: rows * count)

@@ -31,6 +31,12 @@ final class SlotStorage: ManagedBuffer<SlotStorage.Header, StoreValue> {
         return unsafeDowncast(buffer, to: SlotStorage.self)
     }
 
+    /// The header, read and written in place: an access through `header` (a class's stored
+    /// property) is checked for exclusivity at run time, once per row of a fetch.
+    var headerAddress: UnsafeMutablePointer<Header> {
+        @inline(__always) get { withUnsafeMutablePointerToHeader { $0 } }
+    }
+
     deinit {
         withUnsafeMutablePointers { header, elements in
             // Elements that hold no reference need no destroying: freeing their memory is all.

@@ -161,7 +161,7 @@ extension SlotValues: RandomAccessCollection, MutableCollection {
 
     /// The address of the storage's header, on the same terms as ``firstValue``.
     private var storageHeader: UnsafeMutablePointer<SlotStorage.Header> {
-        @inline(__always) get { storage.unsafelyUnwrapped.withUnsafeMutablePointerToHeader { $0 } }
+        @inline(__always) get { storage.unsafelyUnwrapped.headerAddress }
     }
 }
 
@@ -178,7 +178,8 @@ extension SlotValues: RangeReplaceableCollection {
     /// room left, else into a copy with twice the room.
     public mutating func append(_ value: StoreValue) {
         if isKnownUniquelyReferenced(&storage), let storage,
-           storage.header.count == Int(start) + Int(length), storage.header.count < storage.header.capacity {
+           storage.headerAddress.pointee.count == Int(start) + Int(length),
+           storage.headerAddress.pointee.count < storage.headerAddress.pointee.capacity {
             storage.withUnsafeMutablePointers { header, elements in
                 (elements + header.pointee.count).initialize(to: value)
                 header.pointee.count += 1
@@ -194,7 +195,7 @@ extension SlotValues: RangeReplaceableCollection {
     /// Makes room for `minimumCapacity` values in storage of their own.
     public mutating func reserveCapacity(_ minimumCapacity: Int) {
         if isKnownUniquelyReferenced(&storage), let storage, start == 0,
-           storage.header.count == Int(length), storage.header.capacity >= minimumCapacity { return }
+           storage.headerAddress.pointee.count == Int(length), storage.headerAddress.pointee.capacity >= minimumCapacity { return }
         let capacity = Swift.max(minimumCapacity, count)
         let grown = SlotStorage.make(capacity: Swift.max(capacity, 1))
         withUnsafeBufferPointer { source in
@@ -212,7 +213,11 @@ extension SlotValues: RangeReplaceableCollection {
 extension SlotValues: ExpressibleByArrayLiteral {
     /// The values of the literal.
     public init(arrayLiteral elements: StoreValue...) {
-        self.init(elements)
+        if elements.isEmpty {
+            self.init()
+        } else {
+            self.init(elements)
+        }
     }
 }
 

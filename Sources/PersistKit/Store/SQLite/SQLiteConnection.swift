@@ -47,7 +47,7 @@ public final class SQLiteConnection {
     /// slab, since the connection keeps its last slab (and the values of rows no one holds any
     /// more in it) until the next one is made. Used by the thread holding the connection, as
     /// the rest of it is.
-    @exclusivity(unchecked) var rowSlab = SlotSlab(maximumRows: 64)
+    let rowSlab = SlotSlab(maximumRows: 64)
 
     /// The statement count and observer, shared with this connection's statements.
     let tally = SQLiteStatementTally()

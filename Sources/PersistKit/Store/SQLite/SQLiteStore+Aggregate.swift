@@ -131,7 +131,7 @@ extension SQLiteStore {
             var currentKey: Int64?
             var currentPosition: Int?
             var currentSource: ManagedObjectID?
-            var slab = SlotSlab()
+            let slab = SlotSlab()
             for start in stride(from: 0, to: allKeys.count, by: 500) {
                 let batch = Array(allKeys[start..<min(start + 500, allKeys.count)])
                 let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(from) WHERE \(sourceColumn) IN (\(batch.map { _ in "?" }.joined(separator: ", "))) ORDER BY \(order)"
@@ -146,10 +146,10 @@ extension SQLiteStore {
                     }
                     guard let position = currentPosition else { return }
                     // The row's inverse slot names the source: reuse its ID rather than make one per row.
-                    guard let row = decodeRow(statement, into: &slab, knownDestination: currentSource, knownInverse: knownInverse),
+                    guard let row = decodeRow(statement, into: slab, knownDestination: currentSource, knownInverse: knownInverse),
                           row.entity.isKind(of: destination) else { return }
                     handedOver = true
-                    try body(position, row)
+                    try body(position, consume row)
                 }
                 currentKey = nil
                 currentPosition = nil
@@ -188,17 +188,17 @@ extension SQLiteStore {
         expect(Int(max(0, destinationKeys)))
         let sourceIndex = Int32(3 + destinationTable.columns.count)
         let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(SQLiteSchema.quote(destinationTable.name)) AS \"t0\" WHERE \(sourceColumn) IS NOT NULL ORDER BY \"t0\".\"Z_PK\""
-        var slab = SlotSlab()
+        let slab = SlotSlab()
         try sources.withUnsafeBufferPointer { sources in
             try connection.cachedStatement(sql).forEachRow { statement in
                 let key = statement.int64(sourceIndex)
                 guard key >= 0 && key < Int64(positionTable.count) else { return }
                 let position = Int(positionTable[Int(key)])
                 guard position >= 0 else { return }
-                guard let row = decodeRow(statement, into: &slab, knownDestination: sources[position], knownInverse: knownInverse),
+                guard let row = decodeRow(statement, into: slab, knownDestination: sources[position], knownInverse: knownInverse),
                       row.entity.isKind(of: destination) else { return }
                 handedOver = true
-                try body(position, row)
+                try body(position, consume row)
             }
         }
         return true

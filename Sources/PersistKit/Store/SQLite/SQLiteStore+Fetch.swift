@@ -25,7 +25,7 @@ extension SQLiteStore {
     ///
     /// The row's values are written into the next run of `slab` (see ``SlotSlab``): a caller
     /// reading many rows passes one slab for all of them.
-    func decodeRow(_ statement: SQLiteStatement, into slab: inout SlotSlab, knownID: ManagedObjectID? = nil,
+    func decodeRow(_ statement: SQLiteStatement, into slab: SlotSlab, knownID: ManagedObjectID? = nil,
                    knownDestination: ManagedObjectID? = nil, knownInverse: RelationshipDescription? = nil) -> RowSnapshot? {
         let number = Int(statement.int64(1))
         return schema.layoutsByNumber.withUnsafeBufferPointer { layouts -> RowSnapshot? in
@@ -37,7 +37,7 @@ extension SQLiteStore {
             let primaryKey = statement.int64(0)
             let values = slotColumns.withUnsafeBufferPointer { slots in
                 integerColumns.withUnsafeBufferPointer { integerColumns in
-                    decodeValues(statement, slots, integerColumns, knownDestination, knownInverse, into: &slab)
+                    decodeValues(statement, slots, integerColumns, knownDestination, knownInverse, into: slab)
                 }
             }
             if let knownID, knownID.entity === entity, knownID.primaryKey == primaryKey {
@@ -64,7 +64,7 @@ extension SQLiteStore {
     private func decodeValues(_ statement: SQLiteStatement, _ slots: UnsafeBufferPointer<SQLiteSchema.SlotColumn>,
                               _ integerColumns: UnsafeBufferPointer<Int32>,
                               _ knownDestination: ManagedObjectID?, _ knownInverse: RelationshipDescription?,
-                              into slab: inout SlotSlab) -> SlotValues {
+                              into slab: SlotSlab) -> SlotValues {
         slab.row(count: slots.count) { base in
             var holdsReferences = false
             for index in 0..<slots.count {
@@ -203,9 +203,9 @@ extension SQLiteStore {
         let sql = "SELECT \(selectList(table)) FROM \(from)\(whereClause)\(orderBy)\(limit)"
         return try withQueryConnection("fetching \(request.entity.name) failed") { connection in
             var rows: [RowSnapshot] = []
-            var slab = SlotSlab()
+            let slab = SlotSlab()
             try connection.cachedStatement(sql).forEachRow(arguments) { statement in
-                if let row = decodeRow(statement, into: &slab) { rows.append(row) }
+                if let row = decodeRow(statement, into: slab) { rows.append(consume row) }
             }
             return rows
         }
@@ -226,11 +226,11 @@ extension SQLiteStore {
         try withReadSnapshot(what, oneStatement: true) { connection, handedOver in
             let statement = try connection.cachedStatement(sql)
             func read() throws {
-                var slab = SlotSlab()
+                let slab = SlotSlab()
                 try statement.forEachRow(arguments) { statement in
-                    guard let row = decodeRow(statement, into: &slab) else { return }
+                    guard let row = decodeRow(statement, into: slab) else { return }
                     handedOver = true
-                    try body(row)
+                    try body(consume row)
                 }
             }
             guard let queryLimit = connection.queryLimit else { return try read() }
@@ -271,7 +271,7 @@ extension SQLiteStore {
         return try withLeasedReadConnection("reading rows failed") { connection in
             var rows: [RowSnapshot] = []
             var arguments: [StoreValue] = []
-            var slab = SlotSlab()
+            let slab = SlotSlab()
             for (tableIndex, keys) in wanted.sorted(by: { $0.key < $1.key }) {
                 let all = keys.keys.sorted()
                 for start in stride(from: 0, to: all.count, by: Self.maximumKeysPerRead) {
@@ -283,9 +283,9 @@ extension SQLiteStore {
                     // Repeated keys pad the list to the statement's size; they match no other row.
                     while arguments.count < parameters { arguments.append(.integer(batch[batch.endIndex - 1])) }
                     try statement.forEachRow(arguments) { statement in
-                        guard let row = decodeRow(statement, into: &slab), let asked = keys[row.primaryKey],
+                        guard let row = decodeRow(statement, into: slab), let asked = keys[row.primaryKey],
                               row.entity.isKind(of: asked) else { return }
-                        rows.append(row)
+                        rows.append(consume row)
                     }
                 }
             }
@@ -312,7 +312,7 @@ extension SQLiteStore {
             // Left ready for binding by the last read's reset (below), or fresh.
             try statement.bindInteger(id.primaryKey, at: 1)
             defer { statement.resetKeepingBindings() }
-            guard try statement.step(), let row = decodeRow(statement, into: &connection.rowSlab), row.entity.isKind(of: id.entity) else {
+            guard try statement.step(), let row = decodeRow(statement, into: connection.rowSlab), row.entity.isKind(of: id.entity) else {
                 return nil
             }
             return row
