@@ -48,6 +48,8 @@ final class SlotSlab {
         return newStorage(for: count)
     }
 
+    /// A new slab, kept as the one being filled, for `count`-value rows: as many rows as the
+    /// doubling has reached, within `maximumRows` and ``largestSlab`` values, and at least one.
     @inline(never)
     private func newStorage(for count: Int) -> SlotStorage {
         let rows = Swift.max(1, Swift.min(rowsNext, maximumRows, Self.largestSlab / count))
