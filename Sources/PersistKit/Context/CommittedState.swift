@@ -1,8 +1,8 @@
 /// An object's last state read from or saved to its parent store or context: the version and
 /// the slot values, without what the object itself knows (its entity, key and store).
 ///
-/// A ``RowSnapshot`` moves into an object as this pair (``init(_:)``): 16 bytes per object
-/// instead of the row's 48, and no ID or store token copied into it.
+/// A ``RowSnapshot`` moves into an object as this pair (``init(_:)``): 24 bytes per object
+/// instead of the row's 56, and no ID or store token copied into it.
 struct CommittedState: Sendable {
     /// The optimistic-locking version (`Z_OPT`) of the state; 0 for a state never saved.
     var version: Int64

@@ -45,7 +45,7 @@ extension ManagedObjectContext {
     /// address first.
     ///
     /// A table releases its entries in hash order, which for IDs hashed by primary key is a
-    /// random walk over the objects, their IDs and their value arrays: each object freed touches
+    /// random walk over the objects, their IDs and their values: each object freed touches
     /// cold memory, and `malloc` merges each freed block with neighbours freed at random earlier
     /// (perf, workload 2: tearing down 200,000 fetched objects took about a third of the fetch's
     /// time). Objects fetched together were allocated together, in order, each next to its

@@ -108,7 +108,7 @@ public final class EntityDescription: @unchecked Sendable {
         _propertiesByName.isEmpty ? propertiesByName.compactMapValues { $0 as? RelationshipDescription } : _relationshipsByName
     }
 
-    /// The properties that have a slot in an object's value array and in a store row:
+    /// The properties that have a slot in an object's values and in a store row:
     /// every attribute and every to-one relationship, inherited ones first.
     /// A sub-entity's slots begin with its superentity's, in the same positions.
     public var slots: [PropertyDescription] { _slots }
