@@ -59,4 +59,24 @@ struct NewObjectValuesTests {
         }
         #expect(EntityRules.of(entity).defaults.enumerated().allSatisfy { $0.element == Self.expectedDefault($0.offset, referenceDefaults: referenceDefaults) })
     }
+
+    /// UUID and decimal defaults hold no reference either: they are copied as bytes, and each
+    /// object's copy is its own.
+    @Test func uuidAndDecimalDefaultsAreCopiedPerObject() throws {
+        let id = UUID()
+        let entity = EntityDescription(name: "Plain", properties: [
+            AttributeDescription(name: "key", type: .uuid, defaultValue: .uuid(id)),
+            AttributeDescription(name: "amount", type: .decimal, defaultValue: .decimal(Decimal(string: "12.50")!)),
+            AttributeDescription(name: "count", type: .integer64, defaultValue: .integer(3)),
+        ])
+        try ManagedObjectModel(entities: [entity]).freeze()
+        #expect(EntityRules.of(entity).defaultsAreBitwise)
+        let first = ManagedObject(entity: entity, insertInto: nil)
+        let second = ManagedObject(entity: entity, insertInto: nil)
+        #expect(Array(first.values) == [.uuid(id), .decimal(Decimal(string: "12.50")!), .integer(3)])
+        first.setValue(UUID(), forKey: "key")
+        first.setValue(Decimal(1), forKey: "amount")
+        #expect(Array(second.values) == [.uuid(id), .decimal(Decimal(string: "12.50")!), .integer(3)])
+        #expect(first.values[0] != .uuid(id) && first.values[1] == .decimal(1))
+    }
 }

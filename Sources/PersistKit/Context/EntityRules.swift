@@ -18,8 +18,8 @@ final class EntityRules: Sendable {
     let defaults: [StoreValue]
     /// ``defaults``, as the storage each new object's values are copied from.
     let defaultSlots: SlotValues
-    /// Whether every default holds no reference (null, integers, floating point, Booleans,
-    /// dates): a new object then gets a byte copy of ``defaultSlots``.
+    /// Whether every default holds no reference (``StoreValue/holdsNoReference``): a new object
+    /// then gets a byte copy of ``defaultSlots``.
     let defaultsAreBitwise: Bool
     /// The transient slots, emptied in store rows.
     let transientSlots: [Int]
@@ -44,12 +44,7 @@ final class EntityRules: Sendable {
     init(_ entity: EntityDescription) {
         defaults = entity.slots.map { ($0 as? AttributeDescription)?.defaultValue ?? .null }
         defaultSlots = SlotValues(defaults)
-        defaultsAreBitwise = defaults.allSatisfy { value in
-            switch value {
-            case .null, .integer, .double, .bool, .date: return true
-            default: return false
-            }
-        }
+        defaultsAreBitwise = defaults.allSatisfy(\.holdsNoReference)
         transientSlots = entity.slots.indices.filter { entity.slots[$0].isTransient }
         hasTransientToMany = entity.relationshipsByName.values.contains { $0.isToMany && $0.isTransient }
         slots = entity.slots.enumerated().compactMap { index, property in

@@ -240,10 +240,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// save.
     public var hasPersistentChangedValues: Bool {
         guard let changeState else { return false }
-        guard let rules = entity._rules, rules.transientSlots.isEmpty, !rules.hasTransientToMany else {
-            return Self.hasPersistentChanges(changeState, of: entity)
-        }
-        return !changeState.changedSlots.isEmpty || changeState.toMany.values.contains { $0.hasChanges }
+        // Most entities have no transient property: every change is a persistent one.
+        if let rules = entity._rules, rules.transientSlots.isEmpty, !rules.hasTransientToMany { return hasChangedValues }
+        return Self.hasPersistentChanges(changeState, of: entity)
     }
 
     /// Whether any property, transient or persistent, changed since the last save.
