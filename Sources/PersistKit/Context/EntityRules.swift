@@ -14,10 +14,11 @@ final class EntityRules: Sendable {
         let checked: AttributeDescription?
     }
 
-    /// A new object's values: each attribute's default, `null` elsewhere.
-    let defaults: [StoreValue]
-    /// ``defaults``, as the storage each new object's values are copied from.
+    /// A new object's values, the storage each new object's values are copied from: each
+    /// attribute's default, `null` elsewhere.
     let defaultSlots: SlotValues
+    /// ``defaultSlots`` as an array.
+    var defaults: [StoreValue] { Array(defaultSlots) }
     /// Whether every default holds no reference (``StoreValue/holdsNoReference``): a new object
     /// then gets a byte copy of ``defaultSlots``.
     let defaultsAreBitwise: Bool
@@ -42,9 +43,8 @@ final class EntityRules: Sendable {
     let hasToOne: Bool
 
     init(_ entity: EntityDescription) {
-        defaults = entity.slots.map { ($0 as? AttributeDescription)?.defaultValue ?? .null }
-        defaultSlots = SlotValues(defaults)
-        defaultsAreBitwise = defaults.allSatisfy(\.holdsNoReference)
+        defaultSlots = SlotValues(entity.slots.map { ($0 as? AttributeDescription)?.defaultValue ?? .null })
+        defaultsAreBitwise = defaultSlots.allSatisfy(\.holdsNoReference)
         transientSlots = entity.slots.indices.filter { entity.slots[$0].isTransient }
         hasTransientToMany = entity.relationshipsByName.values.contains { $0.isToMany && $0.isTransient }
         slots = entity.slots.enumerated().compactMap { index, property in

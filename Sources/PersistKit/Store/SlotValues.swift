@@ -43,18 +43,7 @@ public struct SlotValues: @unchecked Sendable {
 
     /// The values of `array`, in storage of their own.
     public init(_ array: [StoreValue]) {
-        self.init()
-        guard !array.isEmpty else { return }
-        let storage = SlotStorage.make(capacity: array.count)
-        storage.withUnsafeMutablePointers { header, elements in
-            array.withUnsafeBufferPointer { source in
-                // Force-unwrap: the array is not empty, so its buffer has a base address.
-                elements.initialize(from: source.baseAddress.unsafelyUnwrapped, count: source.count)
-                header.pointee.holdsReferences = source.contains { !$0.holdsNoReference }
-            }
-            header.pointee.count = array.count
-        }
-        self.init(storage: storage, start: 0, length: array.count)
+        self = array.withUnsafeBufferPointer { SlotValues(copying: $0) }
     }
 
     /// The values of `sequence`, in storage of their own.
@@ -91,24 +80,27 @@ public struct SlotValues: @unchecked Sendable {
     /// Replaces the values by a copy in storage of their own.
     @inline(never)
     private mutating func copyOut() {
-        // Whether the copy holds references is read off the values, not the shared storage's
-        // header: the fetch filling a slab may be writing the header on another thread.
-        self = withUnsafeBufferPointer { values in
-            SlotValues(copying: values, holdsReferences: values.contains { !$0.holdsNoReference })
-        }
+        self = withUnsafeBufferPointer { SlotValues(copying: $0) }
     }
 
-    /// A copy of `values` in storage of their own; `holdsReferences` false only when none does
-    /// (the values are then copied as bytes, there being no reference to retain).
-    init(copying values: UnsafeBufferPointer<StoreValue>, holdsReferences: Bool) {
+    /// A copy of `values` in storage of their own with room for `capacity` values (at least
+    /// as many as there are). `holdsReferences`: whether any value may hold one; `nil` reads it
+    /// off the values, never off a shared storage's header, which the fetch filling a slab may
+    /// be writing on another thread. When none does, the values are copied as bytes, there
+    /// being no reference to retain.
+    init(copying values: UnsafeBufferPointer<StoreValue>, holdsReferences: Bool? = nil, capacity: Int = 0) {
         self.init()
-        guard let source = values.baseAddress, values.count > 0 else { return }
-        let storage = SlotStorage.make(capacity: values.count)
+        let capacity = Swift.max(capacity, values.count)
+        guard capacity > 0 else { return }
+        let holdsReferences = holdsReferences ?? values.contains { !$0.holdsNoReference }
+        let storage = SlotStorage.make(capacity: capacity)
         storage.withUnsafeMutablePointers { header, elements in
-            if holdsReferences {
-                elements.initialize(from: source, count: values.count)
-            } else {
-                UnsafeMutableRawPointer(elements).copyMemory(from: source, byteCount: values.count * MemoryLayout<StoreValue>.stride)
+            if let source = values.baseAddress {
+                if holdsReferences {
+                    elements.initialize(from: source, count: values.count)
+                } else {
+                    UnsafeMutableRawPointer(elements).copyMemory(from: source, byteCount: values.count * MemoryLayout<StoreValue>.stride)
+                }
             }
             header.pointee.count = values.count
             header.pointee.holdsReferences = holdsReferences
@@ -196,17 +188,7 @@ extension SlotValues: RangeReplaceableCollection {
     public mutating func reserveCapacity(_ minimumCapacity: Int) {
         if isKnownUniquelyReferenced(&storage), let storage, start == 0,
            storage.headerAddress.pointee.count == Int(length), storage.headerAddress.pointee.capacity >= minimumCapacity { return }
-        let capacity = Swift.max(minimumCapacity, count)
-        let grown = SlotStorage.make(capacity: Swift.max(capacity, 1))
-        withUnsafeBufferPointer { source in
-            grown.withUnsafeMutablePointers { header, elements in
-                if let base = source.baseAddress { elements.initialize(from: base, count: source.count) }
-                header.pointee.count = source.count
-                // Read off the values, as in makeUnique().
-                header.pointee.holdsReferences = source.contains { !$0.holdsNoReference }
-            }
-        }
-        self = SlotValues(storage: grown, start: 0, length: count)
+        self = withUnsafeBufferPointer { SlotValues(copying: $0, capacity: Swift.max(minimumCapacity, 1)) }
     }
 }
 

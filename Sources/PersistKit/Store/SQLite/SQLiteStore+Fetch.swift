@@ -85,7 +85,7 @@ extension SQLiteStore {
         }
     }
 
-    /// The value of one slot of the row the statement is on (see ``decodeRow(_:knownID:knownDestination:knownInverse:)``).
+    /// The value of one slot of the row the statement is on (see ``decodeRow(_:into:knownID:knownDestination:knownInverse:)``).
     /// Not inlined: see ``decodeValues(_:_:_:_:_:into:)``.
     @inline(never)
     private func decodeSlot(_ statement: SQLiteStatement, _ slot: SQLiteSchema.SlotColumn,
