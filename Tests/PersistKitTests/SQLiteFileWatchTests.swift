@@ -78,7 +78,7 @@ struct SQLiteFileWatchTests {
         }
     }
 
-    // MARK: - The directory standing for both files
+    // MARK: - The directory standing for both files (its stamp; no kernel events)
 
     /// A WAL database at `directory/name` with a row written (so its `-wal` exists), open on
     /// the returned connection.
@@ -106,7 +106,7 @@ struct SQLiteFileWatchTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (path, connection) = try walDatabase(in: directory)
         defer { try? connection.close() }
-        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock)
+        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock, events: nil)
         let exact = SQLiteDirectoryStamp.keepsExactTimes(cString: directory.path.utf8CString)
         for _ in 0..<3 { try watch.check(connection) }
         // One look at the files, then the directory alone (where its times can be trusted).
@@ -128,7 +128,7 @@ struct SQLiteFileWatchTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (path, connection) = try walDatabase(in: directory)
         defer { try? connection.close() }
-        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock)
+        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock, events: nil)
         for _ in 0..<2 { try watch.check(connection) }
         try FileManager.default.moveItem(atPath: path, toPath: directory.appendingPathComponent("moved.sqlite").path)
         let error = checkError(watch, connection)
@@ -142,7 +142,7 @@ struct SQLiteFileWatchTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (path, connection) = try walDatabase(in: directory)
         defer { try? connection.close() }
-        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock)
+        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock, events: nil)
         guard SQLiteDirectoryStamp.keepsExactTimes(cString: directory.path.utf8CString) else { return }
         for _ in 0..<2 { try watch.check(connection) }
         #expect(watch.checkCounts == (1, 1))
@@ -160,7 +160,7 @@ struct SQLiteFileWatchTests {
         let (path, connection) = try walDatabase(in: directory)
         defer { try? connection.close() }
         // A clock before every file time: no stamp is ever settled.
-        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: { 0 })
+        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: { 0 }, events: nil)
         for _ in 0..<3 { try watch.check(connection) }
         #expect(watch.checkCounts == (0, 3))
         try FileManager.default.removeItem(atPath: path + "-wal")
@@ -186,6 +186,110 @@ struct SQLiteFileWatchTests {
         try FileManager.default.copyItem(atPath: path, toPath: other)
         #expect(rename(other, path) == 0)
         #expect(checkError(watch, connection)?.code == .persistentStoreReplaced)
+    }
+
+    // MARK: - The kernel's events about the directory
+
+    /// A file watch of `path` with the process's kernel events, or `nil` (the test then has
+    /// nothing to check) where the directory cannot stand for the files or the kernel has no
+    /// `inotify` for this process.
+    private func eventWatch(_ path: String) -> SQLiteFileWatch? {
+        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock)
+        return watch.watchesEvents ? watch : nil
+    }
+
+    @Test("with the kernel's events, checks after the first make no stat; a -wal replaced afterwards is refused")
+    func eventsStandForFilesUntilWALReplaced() throws {
+        let directory = try SQLiteTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (path, connection) = try walDatabase(in: directory)
+        defer { try? connection.close() }
+        guard let watch = eventWatch(path) else { return }
+        for _ in 0..<4 { try watch.check(connection) }
+        #expect(watch.checkCounts.files == 1)
+        #expect(watch.eventCheckCount == 3)
+
+        let wal = path + "-wal", copy = directory.appendingPathComponent("copy").path
+        try FileManager.default.copyItem(atPath: wal, toPath: copy)
+        #expect(rename(copy, wal) == 0)
+        let error = checkError(watch, connection)
+        #expect(error?.code == .persistentStoreReplaced)
+        #expect(error?.message.contains("-wal file was replaced") == true)
+        #expect(watch.checkCounts.files == 2)
+        #expect(watch.eventCheckCount == 3)
+        #expect(checkError(watch, connection)?.code == .persistentStoreReplaced)
+    }
+
+    @Test("with the kernel's events, other files coming and going in the directory cost no look at the files")
+    func eventsAboutOtherFilesAreIgnored() throws {
+        let directory = try SQLiteTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (path, connection) = try walDatabase(in: directory)
+        defer { try? connection.close() }
+        guard let watch = eventWatch(path) else { return }
+        try watch.check(connection)
+        let other = directory.appendingPathComponent("other").path
+        #expect(FileManager.default.createFile(atPath: other, contents: Data()))
+        #expect(rename(other, other + "-renamed") == 0)
+        // A name the watched ones start with is another name.
+        #expect(FileManager.default.createFile(atPath: path + "-walrus", contents: Data()))
+        try FileManager.default.removeItem(atPath: other + "-renamed")
+        for _ in 0..<2 { try watch.check(connection) }
+        #expect(watch.checkCounts.files == 1)
+        #expect(watch.eventCheckCount == 2)
+    }
+
+    @Test("with the kernel's events: the store file moved away, or its directory moved, is refused")
+    func eventsSeeStoreAndDirectoryMoved() throws {
+        let directory = try SQLiteTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = directory.appendingPathComponent("first"), second = directory.appendingPathComponent("second")
+        for folder in [first, second] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+
+        let (path, connection) = try walDatabase(in: first)
+        defer { try? connection.close() }
+        guard let watch = eventWatch(path) else { return }
+        for _ in 0..<2 { try watch.check(connection) }
+        try FileManager.default.moveItem(atPath: path, toPath: first.appendingPathComponent("moved.sqlite").path)
+        #expect(checkError(watch, connection)?.message.contains("deleted or moved away") == true)
+
+        let (otherPath, otherConnection) = try walDatabase(in: second)
+        defer { try? otherConnection.close() }
+        guard let otherWatch = eventWatch(otherPath) else { return }
+        for _ in 0..<2 { try otherWatch.check(otherConnection) }
+        #expect(otherWatch.eventCheckCount == 1)
+        try FileManager.default.moveItem(at: second, to: directory.appendingPathComponent("second-moved"))
+        #expect(checkError(otherWatch, otherConnection)?.message.contains("deleted or moved away") == true)
+    }
+
+    @Test("with the kernel's events: two stores in one directory; one watch ended, the other still sees its store replaced")
+    func eventsSharedDirectoryWatch() throws {
+        let directory = try SQLiteTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (firstPath, firstConnection) = try walDatabase(in: directory, "first.sqlite")
+        defer { try? firstConnection.close() }
+        let (secondPath, secondConnection) = try walDatabase(in: directory, "second.sqlite")
+        defer { try? secondConnection.close() }
+        guard let second = eventWatch(secondPath) else { return }
+        do {
+            guard let first = eventWatch(firstPath) else { return }
+            for _ in 0..<2 { try first.check(firstConnection) }
+            #expect(first.eventCheckCount == 1)
+            // The first store replaced: only its watch hears of it.
+            let copy = directory.appendingPathComponent("copy").path
+            try FileManager.default.copyItem(atPath: firstPath, toPath: copy)
+            for _ in 0..<2 { try second.check(secondConnection) }
+            #expect(rename(copy, firstPath) == 0)
+            #expect(checkError(first, firstConnection)?.message.contains("store file was replaced") == true)
+        }
+        // The first watch has ended (its subscription cancelled); the second goes on.
+        try second.check(secondConnection)
+        #expect(second.checkCounts.files == 1)
+        #expect(second.eventCheckCount == 2)
+        let copy = directory.appendingPathComponent("copy2").path
+        try FileManager.default.copyItem(atPath: secondPath, toPath: copy)
+        #expect(rename(copy, secondPath) == 0)
+        #expect(checkError(second, secondConnection)?.message.contains("store file was replaced") == true)
     }
 
     @Test("timestamp granularity read off the change time; settled a granularity after it")

@@ -13,11 +13,15 @@ import Foundation
 /// store opened. See `docs/stores.md` ("The store file replaced").
 ///
 /// Both files are in one directory, and neither can be replaced, moved or deleted without
-/// changing it. Once a check found both files in place right after taking a settled stamp of
-/// the directory (``SQLiteDirectoryStamp``), later checks look at the directory alone (one
-/// `stat` instead of two) for as long as its stamp stays the same. Not for paths that are
-/// symbolic links (their files may live in another directory), nor on file systems not known
-/// to keep directory times exactly (``SQLiteDirectoryStamp/keepsExactTimes(cString:)``).
+/// changing it. Where the kernel reports changes to the directory (``SQLiteDirectoryEvents``),
+/// a check that found both files in place is trusted until an event names either file (or the
+/// directory itself moved): later checks make no `stat` at all, only an `ioctl` asking whether
+/// events are queued. Otherwise, once a check found both files in place right after taking a
+/// settled stamp of the directory (``SQLiteDirectoryStamp``), later checks look at the
+/// directory alone (one `stat` instead of two) for as long as its stamp stays the same. Neither
+/// shortcut for paths that are symbolic links (their files may live in another directory), nor
+/// on file systems not known to keep directory times exactly
+/// (``SQLiteDirectoryStamp/keepsExactTimes(cString:)``), which are the local ones.
 final class SQLiteFileWatch: Sendable {
     struct State {
         /// The store file's identity at open.
@@ -35,7 +39,12 @@ final class SQLiteFileWatch: Sendable {
         /// Whether the directory may stand for the files: cleared for good once either path
         /// is found to be a symbolic link.
         var directoryStandsForFiles: Bool
-        /// Checks answered by the directory alone, and checks that looked at the files (for tests).
+        /// The count of events concerning the files (``SQLiteDirectoryEvents``) when a check
+        /// last found both in place: while the count stays the same, neither changed.
+        var trustedEventCount: UInt64?
+        /// Checks answered by the directory's events, by the directory alone, and checks that
+        /// looked at the files (for tests).
+        var eventChecks = 0
         var directoryChecks = 0
         var fileChecks = 0
     }
@@ -53,9 +62,15 @@ final class SQLiteFileWatch: Sendable {
     /// The coarse real-time clock (``SQLiteDirectoryStamp/coarseNow()``; tests may pass another).
     private let clock: @Sendable () -> Int64
     private let state: Locked<State>
+    /// The kernel's events about both files, where the directory stands for them and the
+    /// kernel reports them.
+    private let events: SQLiteDirectoryEvents.Subscription?
 
-    /// Records the identities of `path` and, when `watchesWAL`, of `path-wal` now.
-    init(path: String, watchesWAL: Bool, clock: @escaping @Sendable () -> Int64 = SQLiteDirectoryStamp.coarseNow) {
+    /// Records the identities of `path` and, when `watchesWAL`, of `path-wal` now. `events`
+    /// reports changes to the directory (none: the checks make `stat`s, as for a file system
+    /// without `inotify`).
+    init(path: String, watchesWAL: Bool, clock: @escaping @Sendable () -> Int64 = SQLiteDirectoryStamp.coarseNow,
+         events: SQLiteDirectoryEvents? = SQLiteDirectoryEvents.shared) {
         self.path = path
         self.pathCString = path.utf8CString
         self.walPathCString = (path + "-wal").utf8CString
@@ -69,10 +84,22 @@ final class SQLiteFileWatch: Sendable {
         // With one file to look at, the directory would save nothing.
         let standsForFiles = watchesWAL && !isLink && SQLiteDirectoryStamp.keepsExactTimes(cString: directoryCString)
         state = Locked(State(store: store, wal: wal, directoryStandsForFiles: standsForFiles))
+        let name = (path as NSString).lastPathComponent
+        self.events = standsForFiles ? events?.subscribe(directory: directoryCString, names: [name, name + "-wal"]) : nil
+    }
+
+    deinit {
+        if let events { events.events.cancel(events) }
     }
 
     /// How many checks the directory answered alone, and how many looked at the files (for tests).
     var checkCounts: (directory: Int, files: Int) { state.withLock { ($0.directoryChecks, $0.fileChecks) } }
+
+    /// How many checks the directory's events answered (for tests).
+    var eventCheckCount: Int { state.withLock { $0.eventChecks } }
+
+    /// Whether the kernel reports changes to the files (for tests).
+    var watchesEvents: Bool { events != nil }
 
     /// The error writes throw, once the files were found changed.
     var failure: PersistenceError? { state.withLock { $0.failure } }
@@ -83,6 +110,12 @@ final class SQLiteFileWatch: Sendable {
     func check(_ connection: SQLiteConnection, beforeRescue: () -> Void = {}) throws {
         let problem: String? = try state.withLock { state in
             if let failure = state.failure { throw failure }
+            // Counted before the files are looked at: an event queued later counts after.
+            let eventCount = state.directoryStandsForFiles ? events.flatMap { $0.events.changeCount(of: $0) } : nil
+            if let eventCount, eventCount == state.trustedEventCount {
+                state.eventChecks += 1
+                return nil
+            }
             // Read before the directory is looked at: see SQLiteDirectoryStamp.isSettled(at:).
             let now = state.directoryStandsForFiles ? clock() : 0
             var directory: SQLiteDirectoryStamp?
@@ -90,6 +123,7 @@ final class SQLiteFileWatch: Sendable {
                 directory = SQLiteDirectoryStamp.of(cString: directoryCString)
                 if directory == trusted {
                     state.directoryChecks += 1
+                    state.trustedEventCount = eventCount
                     return nil
                 }
                 state.trustedDirectory = nil
@@ -101,6 +135,7 @@ final class SQLiteFileWatch: Sendable {
             let problem = compare(&state, store: SQLiteFileIdentity.of(cString: pathCString, isLink: &isLink),
                                        wal: watchesWAL ? SQLiteFileIdentity.of(cString: walPathCString, isLink: &isLink) : nil)
             if isLink { state.directoryStandsForFiles = false }
+            state.trustedEventCount = problem == nil && state.directoryStandsForFiles ? eventCount : nil
             if problem == nil, state.directoryStandsForFiles, let directory {
                 if directory.isSettled(at: now) {
                     state.trustedDirectory = directory
