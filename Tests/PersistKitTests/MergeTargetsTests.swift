@@ -78,4 +78,61 @@ struct MergeTargetsTests {
         let values = try contexts.map { try Self.value(of: counter.objectID, in: $0) }
         #expect(values == contexts.indices.map { $0 % 10 == 0 ? 7 : 0 })
     }
+
+    /// Only contexts that take merges are registered (weakly) where saves come from; the others
+    /// are referenced weakly nowhere (see `ManagedObjectContext.registerForMerges()`).
+    @Test func onlyContextsTakingMergesAreRegistered() throws {
+        let coordinator = try M.coordinator()
+        let plain = M.context(coordinator)
+        let merging = M.context(coordinator)
+        merging.automaticallyMergesChangesFromParent = true
+        let remote = M.context(coordinator)
+        remote.receivesRemoteChanges = true
+        // Merging turned on before the coordinator is set.
+        let early = ManagedObjectContext(concurrencyType: .privateQueue)
+        early.automaticallyMergesChangesFromParent = true
+        early.persistentStoreCoordinator = coordinator
+        let child = ManagedObjectContext(concurrencyType: .privateQueue)
+        child.parent = merging
+        let mergingChild = ManagedObjectContext(concurrencyType: .privateQueue)
+        mergingChild.automaticallyMergesChangesFromParent = true
+        mergingChild.parent = merging
+
+        let registered = Set(coordinator.registeredContexts().map(ObjectIdentifier.init))
+        #expect(registered == Set([merging, remote, early].map(ObjectIdentifier.init)))
+        #expect(merging.children.map(ObjectIdentifier.init) == [ObjectIdentifier(mergingChild)])
+        child.automaticallyMergesChangesFromParent = true
+        #expect(Set(merging.children.map(ObjectIdentifier.init)) == Set([child, mergingChild].map(ObjectIdentifier.init)))
+        plain.automaticallyMergesChangesFromParent = true
+        plain.automaticallyMergesChangesFromParent = true
+        #expect(coordinator.registeredContexts().filter { $0 === plain }.count == 1)
+    }
+
+    /// A child merges its parent's saves whether it turned merging on before or after it got
+    /// its parent.
+    @Test func childMergesWhicheverSettingCameFirst() throws {
+        let coordinator = try M.coordinator()
+        let parent = M.context(coordinator)
+        let beer = M.insert("Beer", into: parent, ["name": "a"])
+        try parent.performAndWait { try parent.save() }
+        let before = ManagedObjectContext(concurrencyType: .privateQueue)
+        before.automaticallyMergesChangesFromParent = true
+        before.parent = parent
+        let after = ManagedObjectContext(concurrencyType: .privateQueue)
+        after.parent = parent
+        after.automaticallyMergesChangesFromParent = true
+        let never = ManagedObjectContext(concurrencyType: .privateQueue)
+        never.parent = parent
+        func name(in context: ManagedObjectContext) throws -> String? {
+            try context.performAndWait { try context.existingObject(with: beer.objectID).value(forKey: "name") as? String }
+        }
+        for context in [before, after, never] { #expect(try name(in: context) == "a") }
+        try parent.performAndWait {
+            beer.setValue("b", forKey: "name")
+            try parent.save()
+        }
+        #expect(try name(in: before) == "b")
+        #expect(try name(in: after) == "b")
+        #expect(try name(in: never) == "a")
+    }
 }

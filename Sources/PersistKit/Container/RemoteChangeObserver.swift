@@ -207,6 +207,9 @@ extension ManagedObjectContext {
     /// ``automaticallyMergesChangesFromParent`` (the container's view context).
     var receivesRemoteChanges: Bool {
         get { settings.withLock { $0.receivesRemoteChanges } }
-        set { settings.withLock { $0.receivesRemoteChanges = newValue } }
+        set {
+            settings.withLock { $0.receivesRemoteChanges = newValue }
+            registerForMerges()
+        }
     }
 }

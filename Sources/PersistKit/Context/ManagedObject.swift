@@ -78,9 +78,20 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         // Force-unwrap: the exchange failed, so the slot held an ID (it is never emptied).
         return existing!.takeUnretainedValue()
     }
-    /// The context the object is registered in; `nil` once deleted and saved, or after a reset.
-    // Unchecked exclusivity, as for the per-object state below: set and read on the context's queue.
-    @exclusivity(unchecked) public internal(set) weak var managedObjectContext: ManagedObjectContext?
+    /// The context the object is registered in; `nil` once deleted and saved, after a reset,
+    /// or once the context is gone.
+    ///
+    /// Not retained, and not a `weak` reference either: a weak reference gives the context a
+    /// side table, after which every retain and release of the context (several per save, in
+    /// notifications, queued work and store calls) takes the runtime's slow path, and it costs
+    /// each object a side-table entry made at its creation and destroyed at its end. Instead the
+    /// context clears it for every object that leaves it: an object leaving its registry is
+    /// cleared there (a reset, a rollback, a saved deletion, a merged deletion, a uniqueness
+    /// conflict), or re-registered, or freed (``ManagedObjectContext/releaseUnreferencedObjects(beyond:)``),
+    /// and the context's `deinit` clears every object still registered. So it never outlives
+    /// the context it names. Set and read on the context's queue (exclusivity unchecked, as for
+    /// the per-object state below).
+    @exclusivity(unchecked) public internal(set) unowned(unsafe) var managedObjectContext: ManagedObjectContext?
 
     // Exclusivity checks are off for the per-object state below: it is touched only on the
     // context's queue (see ManagedObjectContext), and dynamic checks cost about a tenth of a

@@ -42,7 +42,11 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         var automaticallyMergesChangesFromParent = false
         var mergePolicy: MergePolicy = .error
         var transactionAuthor: String?
+        /// The children that merge the saves of this context (``registerForMerges()``).
         var children: [WeakContext] = []
+        /// The coordinator or parent this context registered with to take merges, if any
+        /// (``registerForMerges()``).
+        var registeredForMerges: AnyObject?
         /// Set on a container's view context: remote changes merge into it (see `RemoteChangeObserver`).
         var receivesRemoteChanges = false
         /// See ``ManagedObjectContext/postsNotifications`` (ManagedObjectContext+Notifications.swift).
@@ -97,7 +101,10 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     deinit {
         // The registry's objects go lowest address first (see emptyRegistry(keepingCapacity:_:)),
         // each letting go of the prefetched members it holds as objects (which may hold it).
+        // Objects held elsewhere outlive the context: their unretained reference to it is
+        // cleared (see ManagedObject.managedObjectContext).
         emptyRegistry(keepingCapacity: false) { object in
+            object.managedObjectContext = nil
             if !object.toMany.isEmpty { object.forgetMemberObjects(keepingIDs: false) }
         }
     }
@@ -110,7 +117,8 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         set {
             settings.withLock { $0.coordinator = newValue }
             settingsGeneration.wrappingAdd(1, ordering: .releasing)
-            newValue?.register(self)
+            registerForMerges()
+            MergeTargets.contextSettingsChanged()
         }
     }
 
@@ -120,8 +128,35 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         set {
             settings.withLock { $0.parent = newValue }
             settingsGeneration.wrappingAdd(1, ordering: .releasing)
+            registerForMerges()
             MergeTargets.contextSettingsChanged()
-            newValue?.settings.withLock { parentSettings in
+        }
+    }
+
+    /// Registers the context, weakly, where the saves it merges come from, once it takes them:
+    /// with its coordinator as a root context that merges saves automatically or takes remote
+    /// changes, with its parent as a child that merges automatically. A context that takes no
+    /// merges is registered nowhere: a weak reference would give it a side table, and every
+    /// retain and release of the context the slow path (see
+    /// ``ManagedObject/managedObjectContext``). Called whenever one of those settings changes; a
+    /// context stays registered (the lists are filtered by the settings when used).
+    func registerForMerges() {
+        let target: AnyObject? = settings.withLock { settings in
+            let merges = settings.automaticallyMergesChangesFromParent
+            let wanted: AnyObject?
+            if let parent = settings.parent {
+                wanted = merges ? parent : nil
+            } else {
+                wanted = merges || settings.receivesRemoteChanges ? settings.coordinator : nil
+            }
+            guard let wanted, wanted !== settings.registeredForMerges else { return nil }
+            settings.registeredForMerges = wanted
+            return wanted
+        }
+        if let coordinator = target as? PersistentStoreCoordinator {
+            coordinator.register(self)
+        } else if let parent = target as? ManagedObjectContext {
+            parent.settings.withLock { parentSettings in
                 parentSettings.children.removeAll { $0.context == nil }
                 parentSettings.children.append(WeakContext(context: self))
             }
@@ -140,6 +175,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         get { settings.withLock { $0.automaticallyMergesChangesFromParent } }
         set {
             settings.withLock { $0.automaticallyMergesChangesFromParent = newValue }
+            registerForMerges()
             MergeTargets.contextSettingsChanged()
         }
     }

@@ -30,6 +30,11 @@
 /// about a quarter of the context's teardown). The registry is not copyable, so no second
 /// copy can give back a retain twice.
 ///
+/// An object taken out (``removeValue(forKey:)-(ObjectKey)``, ``takeAll(keepingCapacity:)``)
+/// that stays alive must be filed again or leave the context, its
+/// ``ManagedObject/managedObjectContext`` cleared: that reference is not retained, and the
+/// context clears it only for the objects it still has (see there).
+///
 /// ``values`` and ``keys`` are copies, safe to hold while the registry changes;
 /// ``forEachObject(_:)`` reads the table in place and its body must not change the registry.
 struct ObjectRegistry: ~Copyable {

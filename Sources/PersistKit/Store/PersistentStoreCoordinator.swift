@@ -160,11 +160,13 @@ public final class PersistentStoreCoordinator: Sendable {
         remoteObservers.withLock { $0[identifier] }
     }
 
-    /// The live contexts registered with this coordinator.
+    /// The live contexts registered with this coordinator: those that take merges.
     func registeredContexts() -> [ManagedObjectContext] {
         contexts.withLock { $0.compactMap(\.context) }
     }
 
+    /// Registers `context` (weakly) to take other contexts' saves and remote changes (see
+    /// ``ManagedObjectContext/registerForMerges()``: only contexts that take them register).
     func register(_ context: ManagedObjectContext) {
         contexts.withLock { list in
             list.removeAll { $0.context == nil }
