@@ -148,4 +148,22 @@ struct SimpleRequestParserTests {
         }
         #expect(accepted > 0)
     }
+
+    @Test("many keys: all distinct are taken; a repeat of any earlier one, however far back, is declined")
+    func manyKeys() throws {
+        let keys = (0..<150).map { "k\($0)" }
+        let line = "{" + keys.map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+        let (fast, general) = Self.both(line)
+        #expect(fast != nil && fast == general)
+        let values = "{\"op\":\"insert\",\"values\":{" + keys.map { "\"\($0)\":1" }.joined(separator: ",") + "}}"
+        #expect(Self.both(values).fast != nil)
+        for repeated in [0, 1, 63, 64, 100, 149] {
+            let withRepeat = "{" + (keys + [keys[repeated]]).map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+            let (fastRepeat, generalRepeat) = Self.both(withRepeat)
+            #expect(fastRepeat == nil, "repeat of \(keys[repeated])")
+            #expect(generalRepeat == nil)
+            let valuesRepeat = "{\"op\":\"insert\",\"values\":{" + (keys + [keys[repeated]]).map { "\"\($0)\":1" }.joined(separator: ",") + "}}"
+            #expect(Self.both(valuesRepeat).fast == nil, "values repeat of \(keys[repeated])")
+        }
+    }
 }
