@@ -42,7 +42,14 @@ public final class RemoteChangeObserver: @unchecked Sendable {
     public let interval: DispatchTimeInterval
     /// The most history transactions read and merged per tick.
     public let batchLimit: Int
-    private weak var store: SQLiteStore?
+    /// The store, held strongly: it holds nothing of the observer, and the coordinator that
+    /// holds both stops and drops the observer when it drops the store (or goes itself), so the
+    /// store lives as long as before (a poll in progress, which kept it with a strong reference
+    /// of its own, keeps it until it ends, as before). A weak reference gave the store a side
+    /// table, and every retain and release of it (a fetch and a save each find it) the runtime's
+    /// slow path.
+    private let store: SQLiteStore
+    /// Weak: the coordinator holds the observer.
     private weak var coordinator: PersistentStoreCoordinator?
     private let queue = DispatchQueue(label: "PersistKit.remoteChanges")
     private let timer: DispatchSourceTimer
@@ -92,7 +99,7 @@ public final class RemoteChangeObserver: @unchecked Sendable {
     private func poll() {
         let (stopped, more, token) = state.withLock { ($0.stopped, $0.moreHistory, $0.token) }
         guard !stopped else { return }
-        guard let store, let coordinator else {
+        guard let coordinator else {
             stop()
             return
         }
