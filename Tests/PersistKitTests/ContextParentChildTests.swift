@@ -26,6 +26,37 @@ struct ContextParentChildTests {
         #expect(try M.context(coordinator).count(for: M.request("Beer")) == 1)
     }
 
+    /// A transient value is kept in memory like any other, and saving to a parent is not
+    /// saving to a store: the child's transient values reach the parent, for a new object as
+    /// for an updated one; the parent's save then writes none of them (docs/core-data-differences.md).
+    @Test func childSavePushesTransientValuesOfInsertedAndUpdatedObjects() throws {
+        let coordinator = try M.coordinator(type: .sqlite, at: try M.temporaryDirectory().appendingPathComponent("transient.sqlite"))
+        let parent = M.context(coordinator)
+        let stored = M.insert("Beer", into: parent, ["name": "Stored"])
+        try parent.performAndWait { try parent.save() }
+        let child = ManagedObjectContext(concurrencyType: .privateQueue)
+        child.parent = parent
+        let newID = try child.performAndWait {
+            let fresh = M.insert("Beer", into: child, ["name": "New", "note": "new note"])
+            child.object(with: stored.objectID).setValue("updated note", forKey: "note")
+            try child.save()
+            return fresh.objectID
+        }
+        try parent.performAndWait {
+            let pushed = try #require(try parent.fetch(M.request("Beer", .equal("name", .string("New")))).first)
+            #expect(pushed.value(forKey: "note") as? String == "new note")
+            #expect(stored.value(forKey: "note") as? String == "updated note")
+            #expect(parent.object(with: newID) === pushed)
+            try parent.save()
+        }
+        let reader = M.context(coordinator)
+        try reader.performAndWait {
+            let beers = try reader.fetch(M.request("Beer", sort: [FetchSortDescriptor(key: "name")]))
+            #expect(M.names(beers) == ["New", "Stored"])
+            #expect(beers.allSatisfy { $0.value(forKey: "note") == nil })
+        }
+    }
+
     @Test func childSeesParentsUnsavedChanges() throws {
         let coordinator = try M.coordinator()
         let parent = M.context(coordinator)

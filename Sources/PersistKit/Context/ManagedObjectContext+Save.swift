@@ -60,11 +60,11 @@ extension ManagedObjectContext {
         if posts { post(Self.willSaveObjectsNotification, userInfo: [:]) }
         // In insertion order, which is the objects' order in memory: each pass below over
         // a large insert streams through them. The list itself when none is deleted.
-        var (inserted, insertedArePlain, updated, deleted) = objectsToSave()
+        var (inserted, insertedArePlain, updated, deleted) = objectsToSave(toParent: parent != nil)
         // What willSave() changes is part of this save. `ManagedObject`'s own willSave()
         // does nothing: no pass is made when no object is of a subclass.
         let hooksChanged = try runWillSaveRounds(inserted: &inserted, insertedArePlain: &insertedArePlain,
-                                                 updated: &updated, deleted: &deleted, posts: posts)
+                                                 updated: &updated, deleted: &deleted, posts: posts, toParent: parent != nil)
         try validate(inserted: inserted, updated: updated, deleted: deleted)
         // The objects-did-change set holds just the objects saved when every insert was still
         // pending and no willSave() changed anything (each of them is among `inserted`): it is
@@ -75,11 +75,13 @@ extension ManagedObjectContext {
 
     /// The objects a save writes, from the change sets: the inserted ones not deleted, in
     /// insertion order, with whether all of them are plain `ManagedObject`s
-    /// (``InsertedObjects/undeleted()``); the updated ones with persistent changes; the deleted
-    /// ones that are stored (not inserted).
-    func objectsToSave() -> (inserted: [ManagedObject], insertedArePlain: Bool, updated: [ManagedObject], deleted: [ManagedObject]) {
+    /// (``InsertedObjects/undeleted()``); the updated ones with persistent changes, or, for a
+    /// save to the parent context (`toParent`), with any change (transient values go to the
+    /// parent: it is not a store); the deleted ones that are stored (not inserted).
+    func objectsToSave(toParent: Bool) -> (inserted: [ManagedObject], insertedArePlain: Bool, updated: [ManagedObject], deleted: [ManagedObject]) {
         let (inserted, insertedArePlain) = insertedInOrder.undeleted()
-        let updated = changedByID.isEmpty ? [] : changedByID.values.filter { !$0._isDeleted && $0.hasPersistentChangedValues }
+        let updated = changedByID.isEmpty ? []
+            : changedByID.values.filter { !$0._isDeleted && (toParent ? $0.hasChangedValues : $0.hasPersistentChangedValues) }
         let deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
         return (inserted, insertedArePlain, updated, deleted)
     }
@@ -572,7 +574,7 @@ extension ManagedObjectContext {
         }
         if ownsChangeSets && changedByID.count > updated.count {
             // Objects whose only changes were to transient properties were not written (see
-            // `objectsToSave()`); the save commits their changes all the same, as Core Data's
+            // `objectsToSave(toParent:)`); the save commits their changes all the same, as Core Data's
             // does: they are no longer updated. Only when the set holds more than the save's
             // updated objects, so a large update is not walked twice.
             for object in changedByID.values where !object._isDeleted && object.hasChangedValues && !object.hasPersistentChangedValues {
@@ -620,7 +622,8 @@ extension ManagedObjectContext {
 
     func push(to parent: ManagedObjectContext, inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
               insertedArePlain: Bool) throws {
-        let insertedRows = inserted.map { ($0.storeRow(version: 0), $0.toManyChanges()) }
+        // Transient values included: the parent keeps them in memory, as this context did.
+        let insertedRows = inserted.map { ($0.storeRow(version: 0, keepingTransients: true), $0.toManyChanges()) }
         let updatedRows = updated.map { object in
             (object.objectID, object.changedSlots.map { ($0, object.values[$0]) }, object.toManyChanges())
         }
@@ -664,16 +667,23 @@ extension ManagedObjectContext {
 
 extension ManagedObject {
     /// The object's slots as a store row, with transient slots emptied.
-    func storeRow(version: Int64) -> RowSnapshot {
+    func storeRow(version: Int64, keepingTransients: Bool = false) -> RowSnapshot {
+        let values = keepingTransients ? valuesFired() : storedValues()
         // A new object that never made its temporary ID: the row carries the ID's number.
         if hasTemporaryID && !hasMadeObjectID {
-            return RowSnapshot(temporaryEntity: entity, number: idPrimaryKey, version: version, values: storedValues())
+            return RowSnapshot(temporaryEntity: entity, number: idPrimaryKey, version: version, values: values)
         }
         let id = objectID
         // The entity and key from the object's own fields; the ID is read only for its flag,
         // and only when the object's key says it may be temporary.
         return RowSnapshot(objectID: id, entity: entity, primaryKey: idPrimaryKey, isTemporaryID: hasTemporaryID && id.isTemporaryID,
-                           version: version, values: storedValues())
+                           version: version, values: values)
+    }
+
+    /// The object's slot values, transient ones included (the fault fired first).
+    func valuesFired() -> SlotValues {
+        willAccessValue()
+        return values
     }
 
     /// The object's slot values as a store keeps them, with transient slots emptied.

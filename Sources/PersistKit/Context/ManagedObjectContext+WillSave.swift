@@ -54,7 +54,7 @@ extension ManagedObjectContext {
     /// deleted. What the calls change is part of this save: after a round that changed
     /// anything, pending changes are processed (delete rules, ``didChangeObjectsNotification``)
     /// and `inserted`, `updated`, `deleted` and `insertedArePlain` are made again from the
-    /// context's change sets (``objectsToSave()``).
+    /// context's change sets (``objectsToSave(toParent:)``).
     ///
     /// A deleted object (one the save removes from its store, `isDeleted` true during the
     /// call) is called once per save, whether it was deleted before the save, by a delete rule
@@ -72,7 +72,7 @@ extension ManagedObjectContext {
     /// ``PersistenceError/Code/willSaveDidNotSettle``, naming the objects still changing, when
     /// the objects still change after ``maxWillSaveRounds`` rounds; nothing is written then.
     func runWillSaveRounds(inserted: inout [ManagedObject], insertedArePlain: inout Bool, updated: inout [ManagedObject],
-                           deleted: inout [ManagedObject], posts: Bool) throws -> Bool {
+                           deleted: inout [ManagedObject], posts: Bool, toParent: Bool) throws -> Bool {
         // The first round's objects, each with the index of its mark (below) or -1 for none
         // yet; nothing to do when every one is plain.
         var due: [(object: ManagedObject, mark: Int)] = []
@@ -154,7 +154,7 @@ extension ManagedObjectContext {
             seenDeleted = deletedByID.count
         }
         guard changedAny else { return false }
-        (inserted, insertedArePlain, updated, deleted) = objectsToSave()
+        (inserted, insertedArePlain, updated, deleted) = objectsToSave(toParent: toParent)
         return true
     }
 

@@ -77,7 +77,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var unprocessedInserted: [ManagedObject] = []
     @exclusivity(unchecked) var unprocessedUpdated: [ManagedObject] = []
     @exclusivity(unchecked) var unprocessedDeleted: [ManagedObject] = []
-    /// While a save calls `willSave()` (``runWillSaveRounds(inserted:insertedArePlain:updated:deleted:posts:)``),
+    /// While a save calls `willSave()` (``runWillSaveRounds(inserted:insertedArePlain:updated:deleted:posts:toParent:)``),
     /// the objects other than inserted ones reported changed since the round began, in order,
     /// once per change; `nil` at other times, when nothing is noted.
     @exclusivity(unchecked) var willSaveChanges: [ManagedObject]?
