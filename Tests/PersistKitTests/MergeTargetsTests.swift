@@ -79,6 +79,16 @@ struct MergeTargetsTests {
         #expect(values == contexts.indices.map { $0 % 10 == 0 ? 7 : 0 })
     }
 
+    /// A new child of `parent`, merging its saves when `merges` (turned on before the parent
+    /// is set when `mergingSetFirst`, after it otherwise).
+    static func child(of parent: ManagedObjectContext, merges: Bool, mergingSetFirst: Bool = false) -> ManagedObjectContext {
+        let child = ManagedObjectContext(concurrencyType: .privateQueue)
+        if merges && mergingSetFirst { child.automaticallyMergesChangesFromParent = true }
+        child.parent = parent
+        if merges && !mergingSetFirst { child.automaticallyMergesChangesFromParent = true }
+        return child
+    }
+
     /// Only contexts that take merges are registered (weakly) where saves come from; the others
     /// are referenced weakly nowhere (see `ManagedObjectContext.registerForMerges()`).
     @Test func onlyContextsTakingMergesAreRegistered() throws {
@@ -92,11 +102,8 @@ struct MergeTargetsTests {
         let early = ManagedObjectContext(concurrencyType: .privateQueue)
         early.automaticallyMergesChangesFromParent = true
         early.persistentStoreCoordinator = coordinator
-        let child = ManagedObjectContext(concurrencyType: .privateQueue)
-        child.parent = merging
-        let mergingChild = ManagedObjectContext(concurrencyType: .privateQueue)
-        mergingChild.automaticallyMergesChangesFromParent = true
-        mergingChild.parent = merging
+        let child = Self.child(of: merging, merges: false)
+        let mergingChild = Self.child(of: merging, merges: true, mergingSetFirst: true)
 
         let registered = Set(coordinator.registeredContexts().map(ObjectIdentifier.init))
         #expect(registered == Set([merging, remote, early].map(ObjectIdentifier.init)))
@@ -115,14 +122,9 @@ struct MergeTargetsTests {
         let parent = M.context(coordinator)
         let beer = M.insert("Beer", into: parent, ["name": "a"])
         try parent.performAndWait { try parent.save() }
-        let before = ManagedObjectContext(concurrencyType: .privateQueue)
-        before.automaticallyMergesChangesFromParent = true
-        before.parent = parent
-        let after = ManagedObjectContext(concurrencyType: .privateQueue)
-        after.parent = parent
-        after.automaticallyMergesChangesFromParent = true
-        let never = ManagedObjectContext(concurrencyType: .privateQueue)
-        never.parent = parent
+        let before = Self.child(of: parent, merges: true, mergingSetFirst: true)
+        let after = Self.child(of: parent, merges: true)
+        let never = Self.child(of: parent, merges: false)
         func name(in context: ManagedObjectContext) throws -> String? {
             try context.performAndWait { try context.existingObject(with: beer.objectID).value(forKey: "name") as? String }
         }

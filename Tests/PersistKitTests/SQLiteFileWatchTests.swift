@@ -55,10 +55,7 @@ struct SQLiteFileWatchTests {
             for index in 0..<4 { _ = M.insert("Beer", into: context, ["name": "b\(index)"]) }
             try context.save()
         }
-        // Same bytes, another inode: `cp store.sqlite-wal x; mv x store.sqlite-wal`.
-        let wal = url.path + "-wal", copy = directory.appendingPathComponent("copy").path
-        try FileManager.default.copyItem(atPath: wal, toPath: copy)
-        #expect(rename(copy, wal) == 0)
+        try Self.replaceWAL(of: url.path, in: directory)
 
         let error = context.performAndWait { () -> PersistenceError? in
             _ = M.insert("Beer", into: context, ["name": "late"])
@@ -91,6 +88,23 @@ struct SQLiteFileWatchTests {
         return (path, connection)
     }
 
+    /// Replaces the `-wal` of the database at `path` by a copy of itself: the same bytes,
+    /// another inode (`cp store.sqlite-wal x; mv x store.sqlite-wal`).
+    static func replaceWAL(of path: String, in directory: URL) throws {
+        let wal = path + "-wal", copy = directory.appendingPathComponent("copy").path
+        try FileManager.default.copyItem(atPath: wal, toPath: copy)
+        #expect(rename(copy, wal) == 0)
+    }
+
+    /// Runs `body` with a WAL database (see ``walDatabase(in:_:)``) in a new directory, removed after.
+    private func withWALDatabase(_ body: (_ directory: URL, _ path: String, _ connection: SQLiteConnection) throws -> Void) throws {
+        let directory = try SQLiteTestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (path, connection) = try walDatabase(in: directory)
+        defer { try? connection.close() }
+        try body(directory, path, connection)
+    }
+
     /// The code `check` throws, or `nil`.
     private func checkError(_ watch: SQLiteFileWatch, _ connection: SQLiteConnection) -> PersistenceError? {
         do { try watch.check(connection) } catch { return error as? PersistenceError }
@@ -102,69 +116,59 @@ struct SQLiteFileWatchTests {
 
     @Test("once the directory is settled it alone is looked at; a -wal replaced afterwards is still refused")
     func directoryStandsForFilesUntilWALReplaced() throws {
-        let directory = try SQLiteTestSupport.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (path, connection) = try walDatabase(in: directory)
-        defer { try? connection.close() }
-        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock, events: nil)
-        let exact = SQLiteDirectoryStamp.keepsExactTimes(cString: directory.path.utf8CString)
-        for _ in 0..<3 { try watch.check(connection) }
-        // One look at the files, then the directory alone (where its times can be trusted).
-        #expect(watch.checkCounts == (exact ? (2, 1) : (0, 3)))
+        try withWALDatabase { directory, path, connection in
+            let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock, events: nil)
+            let exact = SQLiteDirectoryStamp.keepsExactTimes(cString: directory.path.utf8CString)
+            for _ in 0..<3 { try watch.check(connection) }
+            // One look at the files, then the directory alone (where its times can be trusted).
+            #expect(watch.checkCounts == (exact ? (2, 1) : (0, 3)))
 
-        let wal = path + "-wal", copy = directory.appendingPathComponent("copy").path
-        try FileManager.default.copyItem(atPath: wal, toPath: copy)
-        #expect(rename(copy, wal) == 0)
-        let error = checkError(watch, connection)
-        #expect(error?.code == .persistentStoreReplaced)
-        #expect(error?.message.contains("-wal file was replaced") == true)
-        #expect(watch.checkCounts.files == (exact ? 2 : 4))
-        #expect(checkError(watch, connection)?.code == .persistentStoreReplaced)
+            try Self.replaceWAL(of: path, in: directory)
+            let error = checkError(watch, connection)
+            #expect(error?.code == .persistentStoreReplaced)
+            #expect(error?.message.contains("-wal file was replaced") == true)
+            #expect(watch.checkCounts.files == (exact ? 2 : 4))
+            #expect(checkError(watch, connection)?.code == .persistentStoreReplaced)
+        }
     }
 
     @Test("the store file moved away after the directory was trusted: refused")
     func storeMovedAfterDirectoryTrusted() throws {
-        let directory = try SQLiteTestSupport.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (path, connection) = try walDatabase(in: directory)
-        defer { try? connection.close() }
-        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock, events: nil)
-        for _ in 0..<2 { try watch.check(connection) }
-        try FileManager.default.moveItem(atPath: path, toPath: directory.appendingPathComponent("moved.sqlite").path)
-        let error = checkError(watch, connection)
-        #expect(error?.code == .persistentStoreReplaced)
-        #expect(error?.message.contains("deleted or moved away") == true)
+        try withWALDatabase { directory, path, connection in
+            let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock, events: nil)
+            for _ in 0..<2 { try watch.check(connection) }
+            try FileManager.default.moveItem(atPath: path, toPath: directory.appendingPathComponent("moved.sqlite").path)
+            let error = checkError(watch, connection)
+            #expect(error?.code == .persistentStoreReplaced)
+            #expect(error?.message.contains("deleted or moved away") == true)
+        }
     }
 
     @Test("another file added to the directory: the files are looked at again, nothing is refused, the new stamp is trusted")
     func unrelatedChangeInDirectory() throws {
-        let directory = try SQLiteTestSupport.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (path, connection) = try walDatabase(in: directory)
-        defer { try? connection.close() }
-        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock, events: nil)
-        guard SQLiteDirectoryStamp.keepsExactTimes(cString: directory.path.utf8CString) else { return }
-        for _ in 0..<2 { try watch.check(connection) }
-        #expect(watch.checkCounts == (1, 1))
-        #expect(FileManager.default.createFile(atPath: directory.appendingPathComponent("other").path, contents: Data()))
-        try watch.check(connection)
-        #expect(watch.checkCounts == (1, 2))
-        try watch.check(connection)
-        #expect(watch.checkCounts == (2, 2))
+        try withWALDatabase { directory, path, connection in
+            let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: Self.lateClock, events: nil)
+            guard SQLiteDirectoryStamp.keepsExactTimes(cString: directory.path.utf8CString) else { return }
+            for _ in 0..<2 { try watch.check(connection) }
+            #expect(watch.checkCounts == (1, 1))
+            #expect(FileManager.default.createFile(atPath: directory.appendingPathComponent("other").path, contents: Data()))
+            try watch.check(connection)
+            #expect(watch.checkCounts == (1, 2))
+            try watch.check(connection)
+            #expect(watch.checkCounts == (2, 2))
+        }
     }
 
     @Test("a directory changed too recently to be trusted: both files are looked at every time")
     func unsettledDirectoryIsNotTrusted() throws {
-        let directory = try SQLiteTestSupport.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (path, connection) = try walDatabase(in: directory)
-        defer { try? connection.close() }
-        // A clock before every file time: no stamp is ever settled.
-        let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: { 0 }, events: nil)
-        for _ in 0..<3 { try watch.check(connection) }
-        #expect(watch.checkCounts == (0, 3))
-        try FileManager.default.removeItem(atPath: path + "-wal")
-        #expect(checkError(watch, connection)?.message.contains("-wal file was deleted") == true)
+        try withWALDatabase { _, path, connection in
+            // A clock before every file time: no stamp is ever settled.
+            let watch = SQLiteFileWatch(path: path, watchesWAL: true, clock: { 0 }, events: nil)
+            for _ in 0..<3 { try watch.check(connection) }
+            #expect(watch.checkCounts == (0, 3))
+            try FileManager.default.removeItem(atPath: path + "-wal")
+            #expect(checkError(watch, connection)?.message.contains("-wal file was deleted") == true)
+        }
     }
 
     @Test("a store path that is a symbolic link: its files are looked at every time, and a replaced target is refused")
@@ -200,43 +204,37 @@ struct SQLiteFileWatchTests {
 
     @Test("with the kernel's events, checks after the first make no stat; a -wal replaced afterwards is refused")
     func eventsStandForFilesUntilWALReplaced() throws {
-        let directory = try SQLiteTestSupport.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (path, connection) = try walDatabase(in: directory)
-        defer { try? connection.close() }
-        guard let watch = eventWatch(path) else { return }
-        for _ in 0..<4 { try watch.check(connection) }
-        #expect(watch.checkCounts.files == 1)
-        #expect(watch.eventCheckCount == 3)
+        try withWALDatabase { directory, path, connection in
+            guard let watch = eventWatch(path) else { return }
+            for _ in 0..<4 { try watch.check(connection) }
+            #expect(watch.checkCounts.files == 1)
+            #expect(watch.eventCheckCount == 3)
 
-        let wal = path + "-wal", copy = directory.appendingPathComponent("copy").path
-        try FileManager.default.copyItem(atPath: wal, toPath: copy)
-        #expect(rename(copy, wal) == 0)
-        let error = checkError(watch, connection)
-        #expect(error?.code == .persistentStoreReplaced)
-        #expect(error?.message.contains("-wal file was replaced") == true)
-        #expect(watch.checkCounts.files == 2)
-        #expect(watch.eventCheckCount == 3)
-        #expect(checkError(watch, connection)?.code == .persistentStoreReplaced)
+            try Self.replaceWAL(of: path, in: directory)
+            let error = checkError(watch, connection)
+            #expect(error?.code == .persistentStoreReplaced)
+            #expect(error?.message.contains("-wal file was replaced") == true)
+            #expect(watch.checkCounts.files == 2)
+            #expect(watch.eventCheckCount == 3)
+            #expect(checkError(watch, connection)?.code == .persistentStoreReplaced)
+        }
     }
 
     @Test("with the kernel's events, other files coming and going in the directory cost no look at the files")
     func eventsAboutOtherFilesAreIgnored() throws {
-        let directory = try SQLiteTestSupport.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (path, connection) = try walDatabase(in: directory)
-        defer { try? connection.close() }
-        guard let watch = eventWatch(path) else { return }
-        try watch.check(connection)
-        let other = directory.appendingPathComponent("other").path
-        #expect(FileManager.default.createFile(atPath: other, contents: Data()))
-        #expect(rename(other, other + "-renamed") == 0)
-        // A name the watched ones start with is another name.
-        #expect(FileManager.default.createFile(atPath: path + "-walrus", contents: Data()))
-        try FileManager.default.removeItem(atPath: other + "-renamed")
-        for _ in 0..<2 { try watch.check(connection) }
-        #expect(watch.checkCounts.files == 1)
-        #expect(watch.eventCheckCount == 2)
+        try withWALDatabase { directory, path, connection in
+            guard let watch = eventWatch(path) else { return }
+            try watch.check(connection)
+            let other = directory.appendingPathComponent("other").path
+            #expect(FileManager.default.createFile(atPath: other, contents: Data()))
+            #expect(rename(other, other + "-renamed") == 0)
+            // A name the watched ones start with is another name.
+            #expect(FileManager.default.createFile(atPath: path + "-walrus", contents: Data()))
+            try FileManager.default.removeItem(atPath: other + "-renamed")
+            for _ in 0..<2 { try watch.check(connection) }
+            #expect(watch.checkCounts.files == 1)
+            #expect(watch.eventCheckCount == 2)
+        }
     }
 
     @Test("with the kernel's events: the store file moved away, or its directory moved, is refused")
