@@ -66,6 +66,8 @@ struct SaveNotificationTests {
                                               ManagedObjectContext.didSaveObjectsNotification, ManagedObjectContext.didSaveObjectIDsNotification])
                 guard notes.count == 4 else { return }
                 #expect(notes.allSatisfy { $0.object as AnyObject === context })
+                // Core Data: "There is no userInfo dictionary" in the will-save notification.
+                #expect(notes[1].userInfo == nil)
                 #expect(Self.objects(notes[0], ManagedObjectContext.insertedObjectsKey) == [beer])
                 #expect(Self.objects(notes[0], ManagedObjectContext.updatedObjectsKey).isEmpty)
                 #expect(Self.objects(notes[0], ManagedObjectContext.deletedObjectsKey).isEmpty)

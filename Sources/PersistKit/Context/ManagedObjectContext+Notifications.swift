@@ -5,7 +5,8 @@ extension ManagedObjectContext {
     /// deleted objects under ``insertedObjectsKey``, ``updatedObjectsKey`` and ``deletedObjectsKey``
     /// (Core Data's `NSManagedObjectContextObjectsDidChange`). The object is the context.
     public static let didChangeObjectsNotification = Notification.Name("NSObjectsChangedInManagingContextNotification")
-    /// Posted before the context saves (Core Data's `NSManagedObjectContextWillSave`).
+    /// Posted before the context saves (Core Data's `NSManagedObjectContextWillSave`), with no
+    /// `userInfo`.
     public static let willSaveObjectsNotification = Notification.Name("NSManagingContextWillSaveChangesNotification")
     /// Posted after the context saved, with the sets of objects (Core Data's `NSManagedObjectContextDidSave`).
     public static let didSaveObjectsNotification = Notification.Name("NSManagingContextDidSaveChangesNotification")

@@ -57,7 +57,8 @@ extension ManagedObjectContext {
         // The settings a save reads, under one lock.
         let (posts, parent) = settings.withLock { ($0.postsNotifications, $0.parent) }
         let pendingInserted = processPendingChangesReturningInserted(posts: posts)
-        if posts { post(Self.willSaveObjectsNotification, userInfo: [:]) }
+        // No userInfo, as Core Data's (an empty dictionary was bridged at every post).
+        if posts { post(Self.willSaveObjectsNotification, userInfo: nil) }
         // In insertion order, which is the objects' order in memory: each pass below over
         // a large insert streams through them. The list itself when none is deleted.
         var (inserted, insertedArePlain, updated, deleted) = objectsToSave(toParent: parent != nil)
