@@ -57,7 +57,7 @@ struct NewObjectValuesTests {
             #expect(second.values[index] == Self.expectedDefault(index, referenceDefaults: referenceDefaults))
             #expect(third.values[index] == Self.expectedDefault(index, referenceDefaults: referenceDefaults))
         }
-        #expect(EntityRules.of(entity).defaults.enumerated().allSatisfy { $0.element == Self.expectedDefault($0.offset, referenceDefaults: referenceDefaults) })
+        #expect(EntityRules.of(entity).defaultSlots.enumerated().allSatisfy { $0.element == Self.expectedDefault($0.offset, referenceDefaults: referenceDefaults) })
     }
 
     /// UUID and decimal defaults hold no reference either: they are copied as bytes, and each

@@ -72,7 +72,7 @@ struct SaveHotPathTests {
             #expect(second.primitiveValue(forKey: "ratio") == .double(0.5))
             #expect(second.primitiveValue(forKey: "since") == .date(Date(timeIntervalSince1970: 86_400)))
             #expect(second.primitiveValue(forKey: "label") == .null)
-            #expect(EntityRules.of(entity).defaults[0] == .integer(7))
+            #expect(EntityRules.of(entity).defaultSlots[0] == .integer(7))
             let third = ManagedObject(entity: entity, insertInto: context)
             #expect(third.primitiveValue(forKey: "count") == .integer(7))
             #expect(Set(third.changedValues().keys) == ["count", "ratio", "flag", "since"])

@@ -17,8 +17,6 @@ final class EntityRules: Sendable {
     /// A new object's values, the storage each new object's values are copied from: each
     /// attribute's default, `null` elsewhere.
     let defaultSlots: SlotValues
-    /// ``defaultSlots`` as an array.
-    var defaults: [StoreValue] { Array(defaultSlots) }
     /// Whether every default holds no reference (``StoreValue/holdsNoReference``): a new object
     /// then gets a byte copy of ``defaultSlots``.
     let defaultsAreBitwise: Bool

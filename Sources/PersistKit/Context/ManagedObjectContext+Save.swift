@@ -667,9 +667,9 @@ extension ManagedObjectContext {
 }
 
 extension ManagedObject {
-    /// The object's slots as a store row, with transient slots emptied.
+    /// The object's slots as a store row, with transient slots emptied unless `keepingTransients`.
     func storeRow(version: Int64, keepingTransients: Bool = false) -> RowSnapshot {
-        let values = keepingTransients ? valuesFired() : storedValues()
+        let values = storedValues(keepingTransients: keepingTransients)
         // A new object that never made its temporary ID: the row carries the ID's number.
         if hasTemporaryID && !hasMadeObjectID {
             return RowSnapshot(temporaryEntity: entity, number: idPrimaryKey, version: version, values: values)
@@ -681,17 +681,13 @@ extension ManagedObject {
                            version: version, values: values)
     }
 
-    /// The object's slot values, transient ones included (the fault fired first).
-    func valuesFired() -> SlotValues {
-        willAccessValue()
-        return values
-    }
-
-    /// The object's slot values as a store keeps them, with transient slots emptied.
-    func storedValues() -> SlotValues {
+    /// The object's slot values as a store keeps them, with transient slots emptied (kept when
+    /// `keepingTransients`, for a parent context, which is not a store).
+    func storedValues(keepingTransients: Bool = false) -> SlotValues {
         willAccessValue()
         // Most entities have no transient slot: their values are stored as they are, the
         // rules only looked at (copying them out retained and released two references).
+        if keepingTransients { return values }
         if let rules = entity._rules, rules.transientSlots.isEmpty { return values }
         var stored = values
         for index in EntityRules.of(entity).transientSlots where index < stored.count { stored[index] = .null }

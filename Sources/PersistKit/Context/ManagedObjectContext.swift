@@ -44,9 +44,6 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         var transactionAuthor: String?
         /// The children that merge the saves of this context (``registerForMerges()``).
         var children: [WeakContext] = []
-        /// The coordinator or parent this context registered with to take merges, if any
-        /// (``registerForMerges()``).
-        var registeredForMerges: AnyObject?
         /// Set on a container's view context: remote changes merge into it (see `RemoteChangeObserver`).
         var receivesRemoteChanges = false
         /// See ``ManagedObjectContext/postsNotifications`` (ManagedObjectContext+Notifications.swift).
@@ -138,28 +135,24 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// changes, with its parent as a child that merges automatically. A context that takes no
     /// merges is registered nowhere: a weak reference would give it a side table, and every
     /// retain and release of the context the slow path (see
-    /// ``ManagedObject/managedObjectContext``). Called whenever one of those settings changes; a
-    /// context stays registered (the lists are filtered by the settings when used).
+    /// ``ManagedObject/managedObjectContext``). Called whenever one of those settings changes;
+    /// registering is idempotent, and a context stays registered (the lists are filtered by the
+    /// settings when used).
     func registerForMerges() {
-        let target: AnyObject? = settings.withLock { settings in
-            let merges = settings.automaticallyMergesChangesFromParent
-            let wanted: AnyObject?
-            if let parent = settings.parent {
-                wanted = merges ? parent : nil
-            } else {
-                wanted = merges || settings.receivesRemoteChanges ? settings.coordinator : nil
-            }
-            guard let wanted, wanted !== settings.registeredForMerges else { return nil }
-            settings.registeredForMerges = wanted
-            return wanted
+        let (merges, parent, coordinator) = settings.withLock { settings in
+            (settings.automaticallyMergesChangesFromParent || (settings.parent == nil && settings.receivesRemoteChanges),
+             settings.parent, settings.coordinator)
         }
-        if let coordinator = target as? PersistentStoreCoordinator {
-            coordinator.register(self)
-        } else if let parent = target as? ManagedObjectContext {
+        guard merges else { return }
+        if let parent {
             parent.settings.withLock { parentSettings in
                 parentSettings.children.removeAll { $0.context == nil }
-                parentSettings.children.append(WeakContext(context: self))
+                if !parentSettings.children.contains(where: { $0.context === self }) {
+                    parentSettings.children.append(WeakContext(context: self))
+                }
             }
+        } else {
+            coordinator?.register(self)
         }
     }
 

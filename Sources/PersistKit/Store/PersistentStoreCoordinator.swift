@@ -165,12 +165,12 @@ public final class PersistentStoreCoordinator: Sendable {
         contexts.withLock { $0.compactMap(\.context) }
     }
 
-    /// Registers `context` (weakly) to take other contexts' saves and remote changes (see
+    /// Registers `context` (weakly) to take other contexts' saves and remote changes, once (see
     /// ``ManagedObjectContext/registerForMerges()``: only contexts that take them register).
     func register(_ context: ManagedObjectContext) {
         contexts.withLock { list in
             list.removeAll { $0.context == nil }
-            list.append(WeakContext(context: context))
+            if !list.contains(where: { $0.context === context }) { list.append(WeakContext(context: context)) }
         }
         MergeTargets.contextSettingsChanged()
     }

@@ -64,7 +64,7 @@ final class SQLiteFileWatch: Sendable {
     private let state: Locked<State>
     /// The kernel's events about both files, where the directory stands for them and the
     /// kernel reports them.
-    private let events: SQLiteDirectoryEvents.Subscription?
+    private let subscription: SQLiteDirectoryEvents.Subscription?
 
     /// Records the identities of `path` and, when `watchesWAL`, of `path-wal` now. `events`
     /// reports changes to the directory (none: the checks make `stat`s, as for a file system
@@ -85,11 +85,11 @@ final class SQLiteFileWatch: Sendable {
         let standsForFiles = watchesWAL && !isLink && SQLiteDirectoryStamp.keepsExactTimes(cString: directoryCString)
         state = Locked(State(store: store, wal: wal, directoryStandsForFiles: standsForFiles))
         let name = (path as NSString).lastPathComponent
-        self.events = standsForFiles ? events?.subscribe(directory: directoryCString, names: [name, name + "-wal"]) : nil
+        self.subscription = standsForFiles ? events?.subscribe(directory: directoryCString, names: [name, name + "-wal"]) : nil
     }
 
     deinit {
-        if let events { events.events.cancel(events) }
+        if let subscription { subscription.events.cancel(subscription) }
     }
 
     /// How many checks the directory answered alone, and how many looked at the files (for tests).
@@ -99,7 +99,7 @@ final class SQLiteFileWatch: Sendable {
     var eventCheckCount: Int { state.withLock { $0.eventChecks } }
 
     /// Whether the kernel reports changes to the files (for tests).
-    var watchesEvents: Bool { events != nil }
+    var watchesEvents: Bool { subscription != nil }
 
     /// The error writes throw, once the files were found changed.
     var failure: PersistenceError? { state.withLock { $0.failure } }
@@ -111,7 +111,7 @@ final class SQLiteFileWatch: Sendable {
         let problem: String? = try state.withLock { state in
             if let failure = state.failure { throw failure }
             // Counted before the files are looked at: an event queued later counts after.
-            let eventCount = state.directoryStandsForFiles ? events.flatMap { $0.events.changeCount(of: $0) } : nil
+            let eventCount = state.directoryStandsForFiles ? subscription.flatMap { $0.events.changeCount(of: $0) } : nil
             if let eventCount, eventCount == state.trustedEventCount {
                 state.eventChecks += 1
                 return nil
