@@ -29,6 +29,9 @@ struct ContextStoreRoundTripTests {
         "transformableValue": ["hops": 3, "malts": ["pale", "crystal"]] as [String: Any],
     ] }
 
+    /// The attributes whose values SQLite binds as text or blobs (copied into the bindings).
+    static let textAndBlobKeys: Set<String> = ["decimalValue", "stringValue", "binaryDataValue", "uriValue", "transformableValue"]
+
     @Test(arguments: ["SQLite", "XML", "Binary"])
     func reopenedStoreHasEqualContents(typeName: String) throws {
         let type = StoreType(rawValue: typeName)
@@ -74,5 +77,42 @@ struct ContextStoreRoundTripTests {
         #expect(ordered.map { $0.value(forKey: "name") as? String } == ["c", "a", "b"])
         for key in Self.values.keys { #expect(empty.value(forKey: key) == nil, "\(key) stays nil") }
         #expect((empty.value(forKey: "items") as? [ManagedObject])?.isEmpty == true)
+    }
+
+    /// A SQLite store keeps the values bound to its prepared `INSERT` from one save to the next
+    /// when they hold no text or blob (each row binds every column): a save of an object with
+    /// no values, after a save of one with every such value, stores nulls, and the earlier row
+    /// keeps its values.
+    @Test(arguments: [false, true])
+    func aSaveAfterOneWithValuesStoresNullsWhereItsObjectHasNone(withTextAndBlobs: Bool) throws {
+        let directory = try ContextTestModel.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("store.sqlite")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: Self.model())
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let context = ContextTestModel.context(coordinator)
+        let (fullID, emptyID) = try context.performAndWait {
+            let entity = try #require(coordinator.managedObjectModel.entitiesByName["Sample"])
+            let full = ManagedObject(entity: entity, insertInto: context)
+            for (key, value) in Self.values where withTextAndBlobs || !Self.textAndBlobKeys.contains(key) {
+                full.setValue(value, forKey: key)
+            }
+            try context.save()
+            let empty = ManagedObject(entity: entity, insertInto: context)
+            try context.save()
+            return (full.objectID, empty.objectID)
+        }
+        let reader = PersistentStoreCoordinator(managedObjectModel: Self.model())
+        try reader.addPersistentStore(type: .sqlite, at: url)
+        let readContext = ContextTestModel.context(reader)
+        try readContext.performAndWait {
+            let empty = try readContext.existingObject(with: try #require(reader.managedObjectID(forURIRepresentation: emptyID.uriRepresentation())))
+            for key in Self.values.keys { #expect(empty.value(forKey: key) == nil, "\(key) is null in the second row") }
+            let full = try readContext.existingObject(with: try #require(reader.managedObjectID(forURIRepresentation: fullID.uriRepresentation())))
+            #expect(full.value(forKey: "integer64Value") as? Int64 == Int64.min)
+            #expect(full.value(forKey: "dateValue") as? Date == Self.date)
+            #expect(full.value(forKey: "uuidValue") as? UUID == Self.uuid)
+            #expect(full.value(forKey: "stringValue") as? String == (withTextAndBlobs ? "Straße · 東京 · 🍺" : nil))
+        }
     }
 }

@@ -109,4 +109,35 @@ struct LazyTemporaryIDTests {
             #expect(row.objectID.isTemporaryID)
         }
     }
+
+    /// A save whose new objects are of two tables, with one object given its permanent ID
+    /// before, hands out keys per table, in order, and none to the object that has one: each
+    /// object ends up registered under its own row's key (the store returned keys by position,
+    /// not one run).
+    @Test func aSaveOfTwoTablesAndAnEarlierPermanentIDGivesEachObjectItsRow() throws {
+        let (coordinator, context) = try Self.sqliteContext()
+        let ids = try context.performAndWait {
+            let first = M.insert("Brewery", into: context, ["name": "Westmalle"])
+            let tag = M.insert("Tag", into: context, ["name": "tripel"])
+            let early = M.insert("Brewery", into: context, ["name": "Westvleteren"])
+            try context.obtainPermanentIDs(for: [early])
+            let earlyID = early.objectID
+            #expect(!first.hasMadeObjectID && !tag.hasMadeObjectID)
+            try context.save()
+            // The early object kept its ID; the others were moved to new keys, by key.
+            #expect(early.objectID === earlyID)
+            #expect(!first.hasTemporaryID && !tag.hasTemporaryID)
+            #expect(first.objectKey.primaryKey != earlyID.primaryKey)
+            let objects = [first, tag, early]
+            #expect(objects.allSatisfy { !$0.objectID.isTemporaryID && $0.objectKey == $0.objectID.key })
+            #expect(objects.allSatisfy { context.registeredObject(for: $0.objectID) === $0 })
+            #expect(context.registeredObjects.count == 3)
+            return objects.map(\.objectID)
+        }
+        let reader = M.context(coordinator)
+        let names = try reader.performAndWait {
+            try ids.map { try reader.existingObject(with: $0).value(forKey: "name") as? String }
+        }
+        #expect(names == ["Westmalle", "tripel", "Westvleteren"])
+    }
 }

@@ -40,6 +40,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
 
+    /// Moves an object that never made its temporary ID to the permanent `key` (of its own
+    /// entity) a save gave it, without making the permanent ID: ``objectID`` makes it when
+    /// first asked, from the key.
+    func takePermanentKey(_ key: ObjectKey) {
+        precondition(!hasMadeObjectID, "ManagedObject: an object whose ID was made is given its new ID itself")
+        idPrimaryKey = key.primaryKey
+        idStoreBits = key.storeBits
+    }
+
     /// The ID, once made (retained by the object; released when replaced and at deinit).
     ///
     /// Atomic so that first calls of ``objectID`` racing on two threads (reading an object's

@@ -246,7 +246,7 @@ extension ManagedObjectContext {
         }
         let key = ObjectIdentifier(object)
         let ourSet = Set(object.values.indices.filter { !object.values[$0].isNull })
-        remapIDs(of: [object], to: [stored.objectID])
+        remapIDs(of: [object], to: AssignedKeys(ids: [stored.objectID]))
         insertedInOrder.remove(object)
         plan.inserted.removeAll { ObjectIdentifier($0) == key }
         object._isInserted = false

@@ -161,7 +161,7 @@ extension ManagedObjectContext {
     }
 
     /// The second half of a queued save, on the context's queue, once its write is done.
-    private func finish(_ queued: QueuedSave, _ result: Result<[ManagedObjectID?], any Error>,
+    private func finish(_ queued: QueuedSave, _ result: Result<AssignedKeys, any Error>,
                         completion: @escaping ((any Error)?) -> Void) {
         switch result {
         case .success(let assigned):

@@ -209,12 +209,12 @@ extension ManagedObjectContext {
                     assigned.append(ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key))
                 }
             }
-            remapIDs(of: objects, to: assigned)
+            remapIDs(of: objects, to: AssignedKeys(ids: assigned))
         }
     }
 
-    /// Gives `objects` the permanent IDs in `assigned`, by position (`assigned[i]` is the new
-    /// ID of `objects[i]`, `nil` to leave it; as ``InTransactionKeyAssigning/saveAssigningKeys(_:)``
+    /// Gives `objects` the permanent keys in `assigned`, by position (position `i` is the new
+    /// key of `objects[i]`, none to leave it; as ``InTransactionKeyAssigning/saveAssigningKeys(_:)``
     /// returns them for a save request's inserted rows): in the registry, and in every changed
     /// object that points at one.
     ///
@@ -223,11 +223,12 @@ extension ManagedObjectContext {
     /// runs): from ``ObjectTable/bulkRemovalMinimum`` objects on, the pass gathers the old and
     /// new keys and the registry moves them all at once (`ObjectRegistry.rekey(from:to:)` with
     /// both lists, the table rebuilt at most once); a smaller save moves each as it goes,
-    /// with no lists made. Only a temporary ID that was
-    /// made can be held by a reference: those are collected on the way, and the changed
-    /// objects are searched for references only when there are any (a large insert usually
-    /// has none).
-    func remapIDs(of objects: [ManagedObject], to assigned: [ManagedObjectID?]) {
+    /// with no lists made. An object whose temporary ID was never made gets only its new key:
+    /// it makes its permanent ID when first asked (most saved objects never are). Only a
+    /// temporary ID that was made can be held by a reference: those objects get their permanent
+    /// IDs now, the pairs are collected on the way, and the changed objects are searched for
+    /// references only when there are any (a large insert usually has none).
+    func remapIDs(of objects: [ManagedObject], to assigned: AssignedKeys) {
         guard !assigned.isEmpty else { return }
         // Each temporary ID made before, with its permanent one.
         var madeIDs: [(ManagedObjectID, ManagedObjectID)] = []
@@ -240,18 +241,24 @@ extension ManagedObjectContext {
             newKeys.reserveCapacity(moving)
         }
         for index in 0..<moving {
-            guard let new = assigned[index] else { continue }
             // Unretained: `objects` holds every object for the whole loop.
             unowned(unsafe) let object = objects[index]
+            guard let newKey = assigned.objectKey(at: index, entity: object.entity) else { continue }
             // By key: a temporary ID never made is not made here (no reference can hold it).
             if together {
                 oldKeys.append(object.objectKey)
-                newKeys.append(new.key)
+                newKeys.append(newKey)
             } else {
-                registered.rekey(from: object.objectKey, to: new.key)
+                registered.rekey(from: object.objectKey, to: newKey)
             }
-            if object.hasMadeObjectID { madeIDs.append((object.objectID, new)) }
-            object.objectID = new
+            if object.hasMadeObjectID {
+                // Force-unwrap: the position has a key, so it has an ID.
+                let new = assigned.objectID(at: index, entity: object.entity)!
+                madeIDs.append((object.objectID, new))
+                object.objectID = new
+            } else {
+                object.takePermanentKey(newKey)
+            }
         }
         if together { registered.rekey(from: oldKeys, to: newKeys) }
         guard !madeIDs.isEmpty, anyChangedObjectHasReferences() else { return }

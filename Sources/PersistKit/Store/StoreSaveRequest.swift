@@ -122,10 +122,10 @@ extension StoreSaveRequest {
 protocol InTransactionKeyAssigning: PersistentStore {
     /// Writes `changes` like ``PersistentStore/save(_:)``, where inserted rows may carry
     /// temporary IDs (and other rows and to-many changes may point at them): the store
-    /// allocates a primary key for each inside the write transaction, and returns the
-    /// permanent IDs once the transaction committed, by position: element `i` is the new ID of
-    /// `changes.inserted[i]`, `nil` for a row that had a permanent ID already; an empty array
-    /// when no row had a temporary ID. On error nothing was written and the objects keep their
-    /// temporary IDs.
-    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> [ManagedObjectID?]
+    /// allocates a primary key for each inside the write transaction, and returns the keys
+    /// once the transaction committed, by position: position `i` is the new key of
+    /// `changes.inserted[i]`, none for a row that had a permanent ID already;
+    /// ``AssignedKeys/none`` when no row had a temporary ID. On error nothing was written and
+    /// the objects keep their temporary IDs.
+    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> AssignedKeys
 }

@@ -63,7 +63,14 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         /// ``SQLiteCommitQueue/submit(_:runGroup:)``: when the write's group is done, and when a
         /// group ends with the write the oldest waiting (a signal left over when the write is
         /// done is dropped with it).
-        let wake = DispatchSemaphore(value: 0)
+        ///
+        /// Made only for a write whose thread may have to wait: in `submit`, under the queue's
+        /// lock, when the write is queued while another thread leads a group. A write that
+        /// finds no group running leads its own at once, and a queued write has no thread
+        /// waiting, so most writes of a lone saver make none (a semaphore made and destroyed
+        /// cost about a tenth of the store's part of a one-object save). A leader signals only
+        /// members and waiting writes, which were queued while it led and so have one.
+        private(set) var wake: DispatchSemaphore?
         /// For a write queued without a waiting thread (``SQLiteCommitQueue/submitQueued(_:leadingIfIdle:runGroup:)``):
         /// called with its `failure` on the committer thread once its group is done (or on the
         /// thread that led the group itself), then cleared with `body` (``complete()``).
@@ -77,6 +84,14 @@ final class SQLiteCommitQueue: @unchecked Sendable {
             self.body = body
             self.completion = completion
             self.isQueued = completion != nil
+        }
+
+        /// ``wake``, made if the write has none yet; called with the queue's lock held.
+        func madeWake() -> DispatchSemaphore {
+            if let wake { return wake }
+            let made = DispatchSemaphore(value: 0)
+            wake = made
+            return made
         }
 
         /// Calls the queued write's completion with its `failure`, once its group is done,
@@ -147,6 +162,10 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     /// one transaction and sets each one's `failure`; it is called without the queue's lock.
     func submit(_ write: Write, runGroup: ([Write]) -> Void) throws {
         lock.lock()
+        // Another thread leads: this one may wait, and is signalled, on the write's semaphore.
+        // (With none leading, this thread leads, holding the lock until it does: a leader
+        // waiting for arrivals, the one case that lets go of it below, is a leader running.)
+        if leaderActive { _ = write.madeWake() }
         waiting.append(write)
         removeExpectation()
         if leaderAwaitsArrival {
@@ -158,8 +177,9 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         // and the write is the oldest waiting (another thread may have taken the lead since,
         // and then the write is in its group, or waits for the next).
         while leaderActive && !write.isDone {
+            let wake = write.madeWake()
             lock.unlock()
-            write.wake.wait()
+            wake.wait()
             lock.lock()
         }
         if write.isDone {
@@ -170,8 +190,8 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         // Lead: take every write waiting, including this one.
         let (waiters, next) = leadGroup(runGroup)
         lock.unlock()
-        next?.wake.signal()
-        for member in waiters where member !== write { member.wake.signal() }
+        next?.wake?.signal()
+        for member in waiters where member !== write { member.wake?.signal() }
         if let failure = write.failure { throw failure }
     }
 
@@ -196,8 +216,8 @@ final class SQLiteCommitQueue: @unchecked Sendable {
             waiting.append(write)
             let (waiters, next) = leadGroup(runGroup, completingHere: write)
             lock.unlock()
-            next?.wake.signal()
-            for member in waiters { member.wake.signal() }
+            next?.wake?.signal()
+            for member in waiters { member.wake?.signal() }
             write.complete()
             return
         }
@@ -286,8 +306,8 @@ final class SQLiteCommitQueue: @unchecked Sendable {
             if !leaderActive, let first = waiting.first, first.isQueued, let runGroup = queuedRunGroup {
                 let (waiters, next) = leadGroup(runGroup)
                 lock.unlock()
-                next?.wake.signal()
-                for member in waiters { member.wake.signal() }
+                next?.wake?.signal()
+                for member in waiters { member.wake?.signal() }
                 lock.lock()
                 continue
             }

@@ -141,9 +141,12 @@ public final class SQLiteConnection {
     /// The cached prepared statement under `key`, reset and ready to bind; `sql` builds its
     /// text only the first time. For hot paths whose SQL text costs more to build than to
     /// look up; one key must always stand for the same SQL.
-    func cachedStatement(key: Int, _ sql: () -> String) throws(SQLiteError) -> SQLiteStatement {
+    ///
+    /// `keepingBindings`: the values bound at its last use stay bound, for a caller that binds
+    /// every parameter before each step (clearing them costs about as much as binding them).
+    func cachedStatement(key: Int, keepingBindings: Bool = false, _ sql: () -> String) throws(SQLiteError) -> SQLiteStatement {
         try checkOpen(nil)
-        return try cache.statement(key: key, on: self, sql: sql)
+        return try cache.statement(key: key, on: self, keepingBindings: keepingBindings, sql: sql)
     }
 
     /// The statement kept for reading one row of `entity` by key, if one was kept: a linear

@@ -19,6 +19,9 @@ public final class SQLiteStatement {
     // Unchecked exclusivity: a statement is used by one thread at a time (its connection's
     // owner); the dynamic checks cost more than the flag on the single-row read path.
     @exclusivity(unchecked) private var needsReset = false
+    /// Whether the statement has parameters: a statement without (`BEGIN`, `COMMIT`, a
+    /// savepoint) has no bindings to clear at each reset.
+    private let hasParameters: Bool
 
     init(connection: SQLiteConnection, sql: String) throws(SQLiteError) {
         var statement: OpaquePointer?
@@ -30,6 +33,7 @@ public final class SQLiteStatement {
             throw connection.lastError(code: code, sql: sql)
         }
         self.handle = statement
+        self.hasParameters = sqlite3_bind_parameter_count(statement) > 0
         self.connection = connection
         self.tally = connection.tally
         self.sql = sql
@@ -51,7 +55,7 @@ public final class SQLiteStatement {
     public func reset() {
         // The result of sqlite3_reset repeats the error of the last step, already thrown.
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+        if hasParameters { sqlite3_clear_bindings(handle) }
         needsReset = false
     }
 

@@ -22,11 +22,13 @@ final class SQLiteStatementCache {
         return statement
     }
 
-    /// The cached statement under `key`, prepared from `sql()` the first time. The caller
-    /// guarantees that one key always stands for the same SQL on this connection.
-    func statement(key: Int, on connection: SQLiteConnection, sql: () -> String) throws(SQLiteError) -> SQLiteStatement {
+    /// The cached statement under `key`, prepared from `sql()` the first time, reset (and its
+    /// bindings cleared unless `keepingBindings`). The caller guarantees that one key always
+    /// stands for the same SQL on this connection.
+    func statement(key: Int, on connection: SQLiteConnection, keepingBindings: Bool = false,
+                   sql: () -> String) throws(SQLiteError) -> SQLiteStatement {
         if let statement = keyed[key] {
-            statement.reset()
+            if keepingBindings { statement.resetKeepingBindings() } else { statement.reset() }
             return statement
         }
         let statement = try SQLiteStatement(connection: connection, sql: sql())

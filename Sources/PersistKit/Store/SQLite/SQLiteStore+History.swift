@@ -97,16 +97,16 @@ extension SQLiteStore: PersistentHistoryStore {
     // MARK: - Recording
 
     /// Records `changes` as one history transaction, on `connection` inside the save's own
-    /// SQLite transaction; returns the transaction's number. `insertedIDs`, when not empty,
-    /// holds the permanent IDs of the inserted rows by position (`nil`: the row's own ID), for
-    /// a request that still carries temporary ones.
+    /// SQLite transaction; returns the transaction's number. `insertedKeys` holds the keys
+    /// given to the inserted rows by position (none: the row's own ID), for a request that
+    /// still carries temporary IDs.
     ///
     /// Both `INSERT`s are prepared once per connection and keep their bindings from save to
     /// save (``SQLiteHistoryBindings``): only values that changed are bound again, and the
     /// author's and context name's keys are looked up only when the text differs from the one
     /// bound.
     func recordHistory(_ changes: StoreSaveRequest, _ connection: SQLiteConnection,
-                       insertedIDs: [ManagedObjectID?] = []) throws -> Int64 {
+                       insertedKeys: AssignedKeys = .none) throws -> Int64 {
         // Taken out while bound and stepped; put back only if nothing threw on the way (a
         // half-bound statement's bindings are not known).
         var bindings = connection.historyStrings.takeBindings()
@@ -127,9 +127,13 @@ extension SQLiteStore: PersistentHistoryStore {
         var lastEntity: EntityDescription?
         var lastEntityNumber: Int64 = 0
         func record(_ id: ManagedObjectID, _ type: PersistentHistoryChange.ChangeType, columns: StoreValue = .null, tombstone: StoreValue = .null) throws {
-            if id.entity !== lastEntity {
-                lastEntity = id.entity
-                lastEntityNumber = schema.layout(of: id.entity).map { Int64($0.number) } ?? 0
+            try record(id.entity, id.primaryKey, type, columns: columns, tombstone: tombstone)
+        }
+        func record(_ entity: EntityDescription, _ primaryKey: Int64, _ type: PersistentHistoryChange.ChangeType,
+                    columns: StoreValue = .null, tombstone: StoreValue = .null) throws {
+            if entity !== lastEntity {
+                lastEntity = entity
+                lastEntityNumber = schema.layout(of: entity).map { Int64($0.number) } ?? 0
             }
             let typeNumber = Int64(type.rawValue)
             if bindings.changeType != typeNumber {
@@ -140,7 +144,7 @@ extension SQLiteStore: PersistentHistoryStore {
                 try insertChange.bind(.integer(lastEntityNumber), at: 2)
                 bindings.changeEntity = lastEntityNumber
             }
-            try insertChange.bind(.integer(id.primaryKey), at: 3)
+            try insertChange.bind(.integer(primaryKey), at: 3)
             if bindings.changeTransaction != number {
                 try insertChange.bind(.integer(number), at: 4)
                 bindings.changeTransaction = number
@@ -158,9 +162,9 @@ extension SQLiteStore: PersistentHistoryStore {
             while try insertChange.step() {}
             insertChange.resetKeepingBindings()
         }
-        for (position, row) in changes.inserted.enumerated() {
-            let id = position < insertedIDs.count ? insertedIDs[position] ?? row.objectID : row.objectID
-            try record(id, .insert)
+        for position in changes.inserted.indices {
+            let row = changes.inserted[position]
+            try record(row.entity, insertedKeys.primaryKey(at: position) ?? row.primaryKey, .insert)
         }
         for row in changes.updated {
             let id = row.objectID

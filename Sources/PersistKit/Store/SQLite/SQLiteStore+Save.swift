@@ -79,7 +79,10 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// The statement must be ready for binding (a parameter bound through
     /// ``SQLiteStatement/bind(_:at:)`` first, which resets a stepped statement): integers are
     /// bound straight from the values, without a call through the general `bind`.
-    private func bindColumns(_ row: RowSnapshot, _ columns: WriteColumns, to statement: SQLiteStatement, from firstIndex: Int32) throws -> Int32 {
+    /// `boundCopies` is set when a value that holds a reference (text, a blob) was bound: SQLite
+    /// keeps its own copy until the bindings are cleared.
+    private func bindColumns(_ row: RowSnapshot, _ columns: WriteColumns, to statement: SQLiteStatement, from firstIndex: Int32,
+                             boundCopies: inout Bool) throws -> Int32 {
         var index = firstIndex
         // Through the buffers: no retain, release or bounds check of the arrays per column.
         try columns.values.withUnsafeBufferPointer { sources in
@@ -96,6 +99,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
                         case .object(let id) where id.isTemporaryID:
                             throw PersistenceError(.persistentStoreSave, "a relationship points to an object with a temporary ID \(id)", objectID: row.objectID)
                         default:
+                            if !values[slot].holdsNoReference { boundCopies = true }
                             try statement.bind(values[slot], at: index)
                         }
                     case .slotEntity(let slot):
@@ -126,17 +130,17 @@ extension SQLiteStore: InTransactionKeyAssigning {
 
     /// ``save(_:)`` for rows that may carry temporary IDs: their primary keys are allocated
     /// from `Z_PRIMARYKEY` inside the same transaction (see ``InTransactionKeyAssigning``).
-    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> [ManagedObjectID?] {
+    func saveAssigningKeys(_ changes: StoreSaveRequest) throws -> AssignedKeys {
         try write(changes, assigningKeys: true)
     }
 
-    private func write(_ request: StoreSaveRequest, assigningKeys: Bool) throws -> [ManagedObjectID?] {
-        guard !request.isEmpty else { return [] }
+    private func write(_ request: StoreSaveRequest, assigningKeys: Bool) throws -> AssignedKeys {
+        guard !request.isEmpty else { return .none }
         guard !isReadOnly else { throw readOnlyError("save") }
         // Noted only once committed: a rolled-back number may be reused by another process.
         var historyNumber: Int64?
         // One write of a group commit: the group's transaction holds it, with other saves.
-        let assignedKeys = try inGroupCommit(Self.saveFailure) { connection -> [ManagedObjectID?] in
+        let assignedKeys = try inGroupCommit(Self.saveFailure) { connection -> AssignedKeys in
             historyNumber = nil
             return try writeRows(request, assigningKeys: assigningKeys, connection, historyNumber: &historyNumber)
         }
@@ -154,8 +158,8 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// is read-only, or, with `leadingIfIdle`, when this thread ran the transaction itself
     /// because nothing else was going on in the group commit (``inGroupCommitQueued(_:leadingIfIdle:_:completion:)``).
     func saveAssigningKeysQueued(_ request: StoreSaveRequest, leadingIfIdle: Bool = false,
-                                 completion: @escaping (Result<[ManagedObjectID?], any Error>) -> Void) {
-        guard !request.isEmpty else { return completion(.success([])) }
+                                 completion: @escaping (Result<AssignedKeys, any Error>) -> Void) {
+        guard !request.isEmpty else { return completion(.success(.none)) }
         guard !isReadOnly else { return completion(.failure(readOnlyError("save"))) }
         let outcome = QueuedWriteOutcome()
         inGroupCommitQueued(Self.saveFailure, leadingIfIdle: leadingIfIdle, { [self] connection in
@@ -173,7 +177,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// lock orders the two).
     private final class QueuedWriteOutcome {
         var historyNumber: Int64?
-        var assignedKeys: [ManagedObjectID?] = []
+        var assignedKeys = AssignedKeys.none
     }
 
     /// The statements of a save, run on `connection` inside the group's transaction: deletes,
@@ -181,17 +185,17 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// uniqueness checks, `Z_MAX` and history (its transaction number in `historyNumber`).
     /// Returns the keys assigned, as ``saveAssigningKeys(_:)`` does.
     private func writeRows(_ request: StoreSaveRequest, assigningKeys: Bool, _ connection: SQLiteConnection,
-                           historyNumber: inout Int64?) throws -> [ManagedObjectID?] {
+                           historyNumber: inout Int64?) throws -> AssignedKeys {
         // Keys for new objects, allocated in this transaction: rolled back with it.
-        let (assigned, firstConsecutiveKey, keyPlan) = assigningKeys ? try assignKeys(to: request.inserted, connection) : ([], nil, nil)
+        let (assigned, keyPlan) = assigningKeys ? try assignKeys(to: request.inserted, connection) : (AssignedKeys.none, nil)
         // The request with permanent IDs everywhere, when anything besides the inserted rows'
         // own keys needs them; otherwise (the common case: no references to new objects, no
         // uniqueness checks, no to-many changes) the rows keep their temporary IDs and each
         // inserted row's key is read from `keys`, by position, with no copy of the request
         // (history too takes the inserted rows' IDs from `keys`).
         let remaps = !assigned.isEmpty && needsRemappedRequest(request)
-        let changes = remaps ? request.remapped(assigned) : request
-        let keys = remaps ? [] : assigned
+        let changes = remaps ? request.remapped(assigned.objectIDs(of: request.inserted)) : request
+        let keys = remaps ? AssignedKeys.none : assigned
 
         for row in changes.deleted { try delete(row, connection) }
 
@@ -200,26 +204,28 @@ extension SQLiteStore: InTransactionKeyAssigning {
         // once per run of rows, and each row's values are bound in place.
         var runPlan: EntityWritePlan?
         var runStatement: SQLiteStatement?
+        // Whether the run bound text or blobs, which the statement's bindings keep copies of
+        // (cleared when the run ends); integers are left bound: every row binds every column.
+        var runBoundCopies = false
         // By index: each row is read in place, not copied (and retained) per row.
         for position in changes.inserted.indices {
             let row = changes.inserted[position]
-            // Keys handed out in one run are the first key plus the position: the new
-            // IDs (made long before, out of cache by now) are not read.
-            let hasAssignedKey = position < keys.count && keys[position] != nil
             let key: Int64
-            if hasAssignedKey, let firstConsecutiveKey {
-                key = firstConsecutiveKey + Int64(position)
-            } else if hasAssignedKey, let assignedID = keys[position] {
-                key = assignedID.primaryKey
+            if let assignedKey = keys.primaryKey(at: position) {
+                key = assignedKey
             } else {
                 if row.isTemporaryID { throw temporaryRowError(row) }
                 key = row.primaryKey
             }
             if runStatement == nil || runPlan?.entity !== row.entity {
-                runStatement?.reset()
+                if runBoundCopies { runStatement?.reset() }
+                runBoundCopies = false
                 // The plan the keys were taken with, if it is this entity's: not looked up again.
                 let plan = try keyPlan.flatMap { $0.entity === row.entity ? $0 : nil } ?? writePlan(for: row.entity)
-                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: plan.layout.number)) {
+                // Every parameter is bound below before each step: the last save's values are
+                // not cleared first.
+                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: plan.layout.number),
+                                                               keepingBindings: true) {
                     plan.columns.insertSQL
                 }
                 // The entity number and the version are the same for every row of the run:
@@ -231,15 +237,16 @@ extension SQLiteStore: InTransactionKeyAssigning {
             }
             guard let plan = runPlan, let statement = runStatement else { continue }
             try statement.bind(.integer(key), at: 1)
-            _ = try bindColumns(row, plan.columns, to: statement, from: 4)
+            _ = try bindColumns(row, plan.columns, to: statement, from: 4, boundCopies: &runBoundCopies)
             while try statement.step() {}
             // Every other parameter is bound again for the next row.
             statement.resetKeepingBindings()
             // A key allocated above is within Z_MAX already.
-            if position < assigned.count && assigned[position] != nil { continue }
+            if assigned.primaryKey(at: position) != nil { continue }
             maxKeyByRoot[plan.keySequence] = max(maxKeyByRoot[plan.keySequence] ?? 0, key)
         }
-        runStatement?.reset()
+        // Each row's statement was reset (keeping its bindings) after its step.
+        if runBoundCopies { runStatement?.reset() }
 
         for row in changes.updated {
             if row.isTemporaryID { throw temporaryRowError(row) }
@@ -253,7 +260,8 @@ extension SQLiteStore: InTransactionKeyAssigning {
             let next = Int32(write.values.count) + 1
             try statement.bind(.integer(row.primaryKey), at: next)
             try statement.bind(.integer(row.version), at: next + 1)
-            _ = try bindColumns(row, write, to: statement, from: 1)
+            var boundCopies = false
+            _ = try bindColumns(row, write, to: statement, from: 1, boundCopies: &boundCopies)
             while try statement.step() {}
             statement.reset()
             if connection.changes == 0 { throw conflict(row, connection, table) }
@@ -270,7 +278,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
             try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ? AND \"Z_MAX\" < ?",
                                    [.integer(key), .integer(Int64(root)), .integer(key)])
         }
-        if isHistoryTracked { historyNumber = try recordHistory(changes, connection, insertedIDs: keys) }
+        if isHistoryTracked { historyNumber = try recordHistory(changes, connection, insertedKeys: keys) }
         return assigned
     }
 
@@ -319,14 +327,14 @@ extension SQLiteStore: InTransactionKeyAssigning {
 
     /// Allocates a primary key for every row of `rows` with a temporary ID, from its entity
     /// root's key sequence (one per table, as ``allocatePrimaryKeys(for:count:)`` has; see
-    /// ``takeKeys(_:sequence:_:)``), inside the caller's transaction; returns the permanent IDs
-    /// by position (`nil` for rows that had one already), or an empty array when no row had a
-    /// temporary ID. Keys are handed out in row order.
+    /// ``takeKeys(_:sequence:_:)``), inside the caller's transaction; returns the keys by
+    /// position (none for rows that had a permanent ID already), ``AssignedKeys/none`` when no
+    /// row had a temporary ID. Keys are handed out in row order: when every row is new and of
+    /// one entity they are one consecutive run, with no ID made.
     ///
-    /// Also returns the first key when every row was given one, in row order and consecutive
-    /// (the row at position `i` has the first key plus `i`), or `nil`; and, when every row is
-    /// of one entity, that entity's write plan (looked up for its key sequence).
-    private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> ([ManagedObjectID?], Int64?, EntityWritePlan?) {
+    /// Also returns, when every row is new and of one entity, that entity's write plan (looked
+    /// up for its key sequence).
+    private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> (AssignedKeys, EntityWritePlan?) {
         // The common case: every row new and of one entity (a single insert, or a batch of one
         // kind). One key sequence, no per-root tables.
         if let first = rows.first, first.isTemporaryID,
@@ -334,14 +342,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
             let entity = first.entity
             let plan = try writePlan(for: entity)
             let firstKey = try takeKeys(Int64(rows.count), sequence: plan.keySequence, connection)
-            var key = firstKey
-            var assigned: [ManagedObjectID?] = []
-            assigned.reserveCapacity(rows.count)
-            for _ in rows.indices {
-                assigned.append(ManagedObjectID(entity: entity, store: storeToken, primaryKey: key))
-                key += 1
-            }
-            return (assigned, firstKey, plan)
+            return (AssignedKeys(consecutiveFrom: firstKey, count: rows.count, store: storeToken), plan)
         }
         var roots: [Int] = []
         roots.reserveCapacity(rows.count)
@@ -362,27 +363,27 @@ extension SQLiteStore: InTransactionKeyAssigning {
             runCount += 1
         }
         if runCount > 0 { countByRoot[lastRoot, default: 0] += runCount }
-        guard !countByRoot.isEmpty else { return ([], nil, nil) }
+        guard !countByRoot.isEmpty else { return (.none, nil) }
         var nextKeyByRoot: [Int: Int64] = [:]
         for (root, count) in countByRoot.sorted(by: { $0.key < $1.key }) {
             nextKeyByRoot[root] = try takeKeys(count, sequence: root, connection)
         }
-        var assigned: [ManagedObjectID?] = []
+        var assigned: [Int64?] = []
         assigned.reserveCapacity(rows.count)
         // The next key of the run's root is kept out of the dictionary while the run lasts.
         var runRoot = -1
         var runKey: Int64 = 0
-        for (row, root) in zip(rows, roots) {
+        for root in roots {
             guard root >= 0 else { assigned.append(nil); continue }
             if root != runRoot {
                 if runRoot >= 0 { nextKeyByRoot[runRoot] = runKey }
                 runRoot = root
                 runKey = nextKeyByRoot[root] ?? 0
             }
-            assigned.append(ManagedObjectID(entity: row.entity, store: storeToken, primaryKey: runKey))
+            assigned.append(runKey)
             runKey += 1
         }
-        return (assigned, nil, nil)
+        return (AssignedKeys(keys: assigned, store: storeToken), nil)
     }
 
     private func checkedLayout(_ row: RowSnapshot) throws -> SQLiteSchema.EntityLayout {
