@@ -187,11 +187,12 @@ final class SQLiteCommitQueue: @unchecked Sendable {
             if let failure = write.failure { throw failure }
             return
         }
-        // Lead: take every write waiting, including this one.
-        let (waiters, next) = leadGroup(runGroup)
+        // Lead: take every write waiting, including this one (which is not woken: its thread
+        // is this one).
+        let (waiters, next) = leadGroup(runGroup, completingHere: write)
         lock.unlock()
         next?.wake?.signal()
-        for member in waiters where member !== write { member.wake?.signal() }
+        for member in waiters { member.wake?.signal() }
         if let failure = write.failure { throw failure }
     }
 
@@ -237,8 +238,9 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     /// threads wait (to wake), and the waiting write to wake to lead the next group (`nil` when
     /// none waits, or when the oldest is queued: the committer then leads).
     ///
-    /// `completingHere`: a queued member whose completion the calling thread runs itself, once
-    /// this returns; it is neither handed to the committer nor returned to wake.
+    /// `completingHere`: the member the calling thread submitted, whose outcome it reads (or,
+    /// for a queued one, whose completion it runs) itself once this returns; it is neither
+    /// handed to the committer nor returned to wake.
     private func leadGroup(_ runGroup: ([Write]) -> Void, completingHere own: Write? = nil) -> (waiters: [Write], next: Write?) {
         leaderActive = true
         let group = waiting
@@ -253,8 +255,10 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         joined = []
         counters.groups += 1
         counters.largestGroup = max(counters.largestGroup, members.count)
+        // Sized only for a group of several: a lone write led by its own thread has none to
+        // wake, and then no list is allocated.
         var waiters: [Write] = []
-        waiters.reserveCapacity(members.count)
+        if members.count > 1 { waiters.reserveCapacity(members.count) }
         for member in members {
             member.isDone = true
             if member.failure == nil { counters.committed += 1 } else { counters.failed += 1 }

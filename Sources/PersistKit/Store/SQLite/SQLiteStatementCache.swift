@@ -10,6 +10,10 @@ final class SQLiteStatementCache {
     /// Statements whose SQL is costly to build, under a number the caller chose (see
     /// ``statement(key:on:sql:)``): the hot read paths skip building their SQL text.
     @exclusivity(unchecked) private var keyed: [Int: SQLiteStatement] = [:]
+    /// The statements of the keys that have a ``SQLiteWriteStatementKey/directSlot(_:)``, by
+    /// slot (empty until the first is cached): a save finds its `BEGIN`, `INSERT` and `COMMIT`
+    /// by index, where a dictionary lookup cost about a hundred instructions each.
+    @exclusivity(unchecked) private var direct: [SQLiteStatement?] = []
 
     /// The cached statement for `sql`, prepared on `connection` the first time.
     func statement(_ sql: String, on connection: SQLiteConnection) throws(SQLiteError) -> SQLiteStatement {
@@ -27,21 +31,29 @@ final class SQLiteStatementCache {
     /// stands for the same SQL on this connection.
     func statement(key: Int, on connection: SQLiteConnection, keepingBindings: Bool = false,
                    sql: () -> String) throws(SQLiteError) -> SQLiteStatement {
-        if let statement = keyed[key] {
+        let slot = SQLiteWriteStatementKey.directSlot(key)
+        let cached = slot.map { $0 < direct.count ? direct[$0] : nil } ?? keyed[key]
+        if let statement = cached {
             if keepingBindings { statement.resetKeepingBindings() } else { statement.reset() }
             return statement
         }
         let statement = try SQLiteStatement(connection: connection, sql: sql())
-        keyed[key] = statement
+        if let slot {
+            if direct.isEmpty { direct = Array(repeating: nil, count: SQLiteWriteStatementKey.directSlotCount) }
+            direct[slot] = statement
+        } else {
+            keyed[key] = statement
+        }
         return statement
     }
 
     /// The number of statements cached.
-    var count: Int { statements.count + keyed.count }
+    var count: Int { statements.count + keyed.count + direct.lazy.filter { $0 != nil }.count }
 
     /// Finalizes every cached statement.
     func removeAll() {
         statements.removeAll()
         keyed.removeAll()
+        direct.removeAll()
     }
 }

@@ -65,11 +65,29 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// The write plan of `entity`, made on first use; throws when the store does not hold the
     /// entity (as ``layout(of:)``).
     func writePlan(for entity: EntityDescription) throws -> EntityWritePlan {
+        // The plan found last, unretained: plans are never removed from `writePlans`, which
+        // holds each for the store's life. One atomic load and a comparison instead of the
+        // lock and a dictionary lookup, on the path of every save.
+        let lastBits = lastWritePlan.load(ordering: .acquiring)
+        if lastBits != 0 {
+            // Force-unwrap: the bits are the nonzero address of a plan `writePlans` holds.
+            let last = Unmanaged<EntityWritePlan>.fromOpaque(UnsafeRawPointer(bitPattern: lastBits)!).takeUnretainedValue()
+            if last.entity === entity { return last }
+        }
         let key = ObjectIdentifier(entity)
-        if let known = writePlans.withLock({ $0[key] }) { return known }
-        let layout = try layout(of: entity)
-        let plan = EntityWritePlan(entity: entity, layout: layout, keySequence: keySequence(of: layout), columns: writeColumns(layout))
-        writePlans.withLock { $0[key] = $0[key] ?? plan }
+        let plan: EntityWritePlan
+        if let known = writePlans.withLock({ $0[key] }) {
+            plan = known
+        } else {
+            let layout = try layout(of: entity)
+            let made = EntityWritePlan(entity: entity, layout: layout, keySequence: keySequence(of: layout), columns: writeColumns(layout))
+            plan = writePlans.withLock { plans in
+                let kept = plans[key] ?? made
+                plans[key] = kept
+                return kept
+            }
+        }
+        lastWritePlan.store(UInt(bitPattern: Unmanaged.passUnretained(plan).toOpaque()), ordering: .releasing)
         return plan
     }
 
@@ -188,15 +206,32 @@ extension SQLiteStore: InTransactionKeyAssigning {
                            historyNumber: inout Int64?) throws -> AssignedKeys {
         // Keys for new objects, allocated in this transaction: rolled back with it.
         let (assigned, keyPlan) = assigningKeys ? try assignKeys(to: request.inserted, connection) : (AssignedKeys.none, nil)
+        // Looked up once: the remapping below and the uniqueness checks both need them.
+        let constrained = (inserted: Self.anyConstrained(request.inserted), updated: Self.anyConstrained(request.updated))
         // The request with permanent IDs everywhere, when anything besides the inserted rows'
         // own keys needs them; otherwise (the common case: no references to new objects, no
         // uniqueness checks, no to-many changes) the rows keep their temporary IDs and each
         // inserted row's key is read from `keys`, by position, with no copy of the request
         // (history too takes the inserted rows' IDs from `keys`).
-        let remaps = !assigned.isEmpty && needsRemappedRequest(request)
-        let changes = remaps ? request.remapped(assigned.objectIDs(of: request.inserted)) : request
-        let keys = remaps ? AssignedKeys.none : assigned
+        if !assigned.isEmpty && needsRemappedRequest(request, constrained: constrained.inserted || constrained.updated) {
+            try writeRows(of: request.remapped(assigned.objectIDs(of: request.inserted)), keys: .none, assigned: assigned,
+                          keyPlan: keyPlan, constrained: constrained, connection, historyNumber: &historyNumber)
+        } else {
+            // Passed on as it is: not copied (and its arrays retained) into a local first.
+            try writeRows(of: request, keys: assigned, assigned: assigned,
+                          keyPlan: keyPlan, constrained: constrained, connection, historyNumber: &historyNumber)
+        }
+        return assigned
+    }
 
+    /// The statements of ``writeRows(_:assigningKeys:_:historyNumber:)`` once keys are assigned:
+    /// `changes` are the rows to write, `keys` the keys of its inserted rows that still carry
+    /// temporary IDs (by position), `assigned` every key the transaction handed out (already
+    /// within `Z_MAX`), `keyPlan` the write plan the keys were taken with, `constrained`
+    /// whether inserted or updated rows have uniqueness constraints to check.
+    private func writeRows(of changes: StoreSaveRequest, keys: AssignedKeys, assigned: AssignedKeys, keyPlan: EntityWritePlan?,
+                           constrained: (inserted: Bool, updated: Bool), _ connection: SQLiteConnection,
+                           historyNumber: inout Int64?) throws {
         for row in changes.deleted { try delete(row, connection) }
 
         var maxKeyByRoot: [Int: Int64] = [:]
@@ -270,8 +305,8 @@ extension SQLiteStore: InTransactionKeyAssigning {
         try applyToManyChanges(changes.toManyChanges, connection)
         // Each row is checked on its own: the two lists need not be joined into a copy, and
         // rows of entities without uniqueness constraints need no check at all.
-        if Self.anyConstrained(changes.inserted) { try checkUniqueness(of: changes.inserted, connection) }
-        if Self.anyConstrained(changes.updated) { try checkUniqueness(of: changes.updated, connection) }
+        if constrained.inserted { try checkUniqueness(of: changes.inserted, connection) }
+        if constrained.updated { try checkUniqueness(of: changes.updated, connection) }
 
         // Keep Z_MAX at or above every key written, in case keys came from elsewhere.
         for (root, key) in maxKeyByRoot.isEmpty ? [] : maxKeyByRoot.sorted(by: { $0.key < $1.key }) {
@@ -279,7 +314,6 @@ extension SQLiteStore: InTransactionKeyAssigning {
                                    [.integer(key), .integer(Int64(root)), .integer(key)])
         }
         if isHistoryTracked { historyNumber = try recordHistory(changes, connection, insertedKeys: keys) }
-        return assigned
     }
 
     /// Whether writing `request` needs it with permanent IDs in place of the temporary ones
@@ -287,9 +321,9 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// compare IDs), or a to-one value pointing at a new object. (History needs no more than
     /// the inserted rows' keys when no to-many relationship changed: updated and deleted rows
     /// have permanent IDs.)
-    private func needsRemappedRequest(_ request: StoreSaveRequest) -> Bool {
+    private func needsRemappedRequest(_ request: StoreSaveRequest, constrained: Bool) -> Bool {
         if !request.toManyChanges.isEmpty { return true }
-        if Self.anyConstrained(request.inserted) || Self.anyConstrained(request.updated) { return true }
+        if constrained { return true }
         return Self.anyTemporaryReference(request.inserted) || Self.anyTemporaryReference(request.updated)
     }
 

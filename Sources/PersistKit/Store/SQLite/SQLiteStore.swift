@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Synchronization
 
 /// A store in a SQLite file, in Core Data's own layout, so a store written by Core Data on an
 /// Apple platform opens here and one written here opens there.
@@ -60,6 +61,9 @@ public final class SQLiteStore: PersistentStore {
     /// What writing each entity's rows needs (layout, key sequence, columns and SQL), by
     /// entity, built on first use (see `SQLiteStore+Save.swift`).
     let writePlans = Locked<[ObjectIdentifier: EntityWritePlan]>([:])
+    /// The address of the write plan ``writePlan(for:)`` returned last (0 before the first):
+    /// one of those `writePlans` holds for the store's life.
+    let lastWritePlan = Atomic<UInt>(0)
 
     /// The `journal_size_limit` a store whose WAL SQLite checkpoints itself gets unless
     /// `options.sqlitePragmas` sets one: 4 MiB, about `wal_autocheckpoint`'s 1,000 pages. A

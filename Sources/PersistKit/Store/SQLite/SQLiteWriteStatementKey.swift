@@ -38,4 +38,19 @@ enum SQLiteWriteStatementKey {
     static func insert(entityNumber: Int) -> Int { (1 << 42) + entityNumber }
     /// The `UPDATE` of rows of the entity numbered `entityNumber`.
     static func update(entityNumber: Int) -> Int { (1 << 42) + (1 << 24) + entityNumber }
+
+    /// The number of slots of ``directSlot(_:)``.
+    static let directSlotCount = 256
+
+    /// Where the statement cache keeps `key`'s statement in its array, without hashing: the
+    /// fixed keys above (`BEGIN`, `COMMIT`, the key sequence's, savepoints, history: slots
+    /// 0 to 31) and the `INSERT` of entities numbered below 224 (slots 32 and up), the
+    /// statements of every save; `nil` for any other key (kept in a dictionary).
+    @inline(__always) static func directSlot(_ key: Int) -> Int? {
+        let fixed = key &- (1 << 41)
+        if UInt(bitPattern: fixed) < 32 { return fixed }
+        let insert = key &- (1 << 42)
+        if UInt(bitPattern: insert) < UInt(directSlotCount - 32) { return 32 + insert }
+        return nil
+    }
 }
