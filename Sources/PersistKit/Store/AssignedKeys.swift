@@ -57,12 +57,6 @@ struct AssignedKeys: Sendable {
     /// Whether no row was given a key.
     var isEmpty: Bool { count == 0 }
 
-    /// The first key, when every row was given one in order: row `i` has it plus `i`.
-    var firstConsecutiveKey: Int64? {
-        if case .consecutive(let first, _) = storage { return first }
-        return nil
-    }
-
     /// The primary key given to row `position`, or `nil` when it kept its ID (or is beyond
     /// ``count``).
     @inline(__always) func primaryKey(at position: Int) -> Int64? {

@@ -32,7 +32,12 @@ final class SQLiteStatementCache {
     func statement(key: Int, on connection: SQLiteConnection, keepingBindings: Bool = false,
                    sql: () -> String) throws(SQLiteError) -> SQLiteStatement {
         let slot = SQLiteWriteStatementKey.directSlot(key)
-        let cached = slot.map { $0 < direct.count ? direct[$0] : nil } ?? keyed[key]
+        let cached: SQLiteStatement?
+        if let slot {
+            cached = slot < direct.count ? direct[slot] : nil
+        } else {
+            cached = keyed[key]
+        }
         if let statement = cached {
             if keepingBindings { statement.resetKeepingBindings() } else { statement.reset() }
             return statement

@@ -289,9 +289,12 @@ extension SQLiteStore: InTransactionKeyAssigning {
             let layout = plan.layout
             let write = plan.columns
             let table = schema.tables[layout.tableIndex]
-            let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.update(entityNumber: layout.number)) { write.updateSQL }
+            // Cleared after each row (below), and every parameter is bound before the step:
+            // not cleared again at the checkout.
+            let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.update(entityNumber: layout.number),
+                                                           keepingBindings: true) { write.updateSQL }
             // The key and version first, through `bind`, which readies the statement
-            // (see bindColumns(_:_:to:from:)).
+            // (see bindColumns(_:_:to:from:boundCopies:)).
             let next = Int32(write.values.count) + 1
             try statement.bind(.integer(row.primaryKey), at: next)
             try statement.bind(.integer(row.version), at: next + 1)
