@@ -68,6 +68,33 @@ struct SQLiteStoreTests {
         #expect(mixed.map { $0.objectID.entity.name } == ["Book", "Book", "Film"])
     }
 
+    /// The insert loop takes rows in runs of one entity and keeps each run's statement bound
+    /// between rows: rows of two entities in turn, some with text and some with none, each
+    /// come back with their own values and NULLs, none left over from a row before.
+    @Test func rowsOfEntitiesInTurnEachKeepTheirOwnValues() throws {
+        let (store, model, _) = try makeStore()
+        defer { try? store.close() }
+        let (book, film) = (entity(model, "Book"), entity(model, "Film"))
+        var request = StoreSaveRequest()
+        request.inserted = [
+            S.row(store, book, 1, ["title": .string("Dune"), "pages": .integer(412)]),
+            S.row(store, book, 2, ["title": .string("Emma"), "pages": .integer(300), "rating": .integer(3)]),
+            S.row(store, film, 3, ["minutes": .integer(117)]),
+            S.row(store, book, 4, ["pages": .integer(90)]),
+            S.row(store, film, 5, ["title": .string("Alien"), "rating": .integer(4)]),
+            S.row(store, book, 6, [:]),
+        ]
+        try store.save(request)
+        let read = try store.rows(for: request.inserted.map(\.objectID)).sorted { $0.primaryKey < $1.primaryKey }
+        #expect(read.count == 6)
+        for (row, written) in zip(read, request.inserted) {
+            #expect(row.objectID == written.objectID)
+            #expect(row.values == written.values, "row \(written.primaryKey)")
+        }
+        #expect(S.value(read[3], "title") == .null && S.value(read[5], "pages") == .null)
+        #expect(S.value(read[2], "title") == .null && S.value(read[4], "minutes") == .null)
+    }
+
     @Test func relationshipsOneToManyOrderedManyToManyAndToSubentity() throws {
         let (store, model, _) = try makeStore()
         defer { try? store.close() }

@@ -23,7 +23,11 @@ public struct RowSnapshot: Sendable, Hashable {
     /// address is never 1, so 1 means a temporary ID whichever way the row was made.
     private var storeBits: UInt
     /// The ID the row was made with, if any.
-    private var madeID: ManagedObjectID?
+    ///
+    /// `nil` by default, and left so by the initializers of rows without an ID: an explicit
+    /// `self.madeID = nil` there made the optimizer copy each new row once more (a retain and
+    /// a release of its entity and values) before handing it over.
+    private var madeID: ManagedObjectID? = nil
     /// The optimistic-locking version (`Z_OPT`): 1 when first saved, one more at each update.
     public var version: Int64
     /// The slot values.
@@ -58,7 +62,6 @@ public struct RowSnapshot: Sendable, Hashable {
         self.entity = entity
         self.primaryKey = number
         self.storeBits = 1
-        self.madeID = nil
         self.version = version
         self.values = values
     }
@@ -69,7 +72,6 @@ public struct RowSnapshot: Sendable, Hashable {
         self.entity = entity
         self.primaryKey = primaryKey
         self.storeBits = store.bits
-        self.madeID = nil
         self.version = version
         self.values = values
     }

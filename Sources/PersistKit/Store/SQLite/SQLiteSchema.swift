@@ -90,10 +90,12 @@ struct SQLiteSchema: Sendable {
         let slotColumns: [SlotColumn]
         /// The entity numbers of this entity and its descendants.
         var selfAndDescendantNumbers: [Int]
-        /// One entry per slot: the statement column (after `Z_PK`, `Z_ENT`, `Z_OPT`) of an
-        /// integer attribute, -1 for any other slot. Plain integers, read by the row decoder's
-        /// inlined common case without switching over a ``SlotColumn``.
-        let integerColumns: [Int32]
+        /// The slot columns as the row decoder reads them: pointers, copied out of the layout
+        /// with no reference counted (see ``SQLiteRowColumns``). Valid while ``rowColumnStorage``
+        /// is, that is while this layout or a copy of it exists.
+        let rowColumns: SQLiteRowColumns.View
+        /// The memory ``rowColumns`` points into.
+        private let rowColumnStorage: SQLiteRowColumns
 
         init(entity: EntityDescription, number: Int, tableIndex: Int, slotColumns: [SlotColumn], selfAndDescendantNumbers: [Int]) {
             self.entity = entity
@@ -101,10 +103,8 @@ struct SQLiteSchema: Sendable {
             self.tableIndex = tableIndex
             self.slotColumns = slotColumns
             self.selfAndDescendantNumbers = selfAndDescendantNumbers
-            self.integerColumns = slotColumns.map { slot in
-                if case .attribute(let index, let type) = slot, type.isInteger { return Int32(index + 3) }
-                return -1
-            }
+            self.rowColumnStorage = SQLiteRowColumns(slotColumns)
+            self.rowColumns = rowColumnStorage.view
         }
     }
 

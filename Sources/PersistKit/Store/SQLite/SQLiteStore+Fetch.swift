@@ -31,15 +31,11 @@ extension SQLiteStore {
         return schema.layoutsByNumber.withUnsafeBufferPointer { layouts -> RowSnapshot? in
             guard number >= 0 && number < layouts.count else { return nil }
             // Fields read in place through the buffer: copying the optional layout out would
-            // retain and release each of its fields per row.
-            guard let entity = layouts[number]?.entity, let slotColumns = layouts[number]?.slotColumns,
-                  let integerColumns = layouts[number]?.integerColumns else { return nil }
+            // retain and release each of its fields per row. The columns are two pointers
+            // (SQLiteRowColumns): only the entity, which the row keeps, is retained.
+            guard let columns = layouts[number]?.rowColumns, let entity = layouts[number]?.entity else { return nil }
             let primaryKey = statement.int64(0)
-            let values = slotColumns.withUnsafeBufferPointer { slots in
-                integerColumns.withUnsafeBufferPointer { integerColumns in
-                    decodeValues(statement, slots, integerColumns, knownDestination, knownInverse, into: slab)
-                }
-            }
+            let values = decodeValues(statement, columns.slots, columns.integerColumns, knownDestination, knownInverse, into: slab)
             if let knownID, knownID.entity === entity, knownID.primaryKey == primaryKey {
                 return RowSnapshot(objectID: knownID, version: statement.int64(2), values: values)
             }
@@ -50,8 +46,8 @@ extension SQLiteStore {
     }
 
     /// The slot values of the row the statement is on, one per element of `slots`, in order,
-    /// written into the next run of `slab`. `integerColumns` is the layout's
-    /// ``SQLiteSchema/EntityLayout/integerColumns``.
+    /// written into the next run of `slab`. `slots` and `integerColumns` are the layout's
+    /// ``SQLiteSchema/EntityLayout/rowColumns``.
     ///
     /// The common case, a nonzero integer (one C call), is decoded inline; every other slot
     /// goes to ``decodeSlot(_:_:_:_:)``. The row is filled by one loop, so there is one copy of

@@ -236,27 +236,17 @@ extension SQLiteStore: InTransactionKeyAssigning {
 
         var maxKeyByRoot: [Int: Int64] = [:]
         // Rows of one entity come together: its write plan and prepared INSERT are looked up
-        // once per run of rows, and each row's values are bound in place.
-        var runPlan: EntityWritePlan?
-        var runStatement: SQLiteStatement?
-        // Whether the run bound text or blobs, which the statement's bindings keep copies of
-        // (cleared when the run ends); integers are left bound: every row binds every column.
-        var runBoundCopies = false
-        // By index: each row is read in place, not copied (and retained) per row.
-        for position in changes.inserted.indices {
-            let row = changes.inserted[position]
-            let key: Int64
-            if let assignedKey = keys.primaryKey(at: position) {
-                key = assignedKey
-            } else {
-                if row.isTemporaryID { throw temporaryRowError(row) }
-                key = row.primaryKey
-            }
-            if runStatement == nil || runPlan?.entity !== row.entity {
-                if runBoundCopies { runStatement?.reset() }
-                runBoundCopies = false
+        // once per run of rows, and each row's values are bound in place. Each row is read in
+        // place through the buffer, never bound to a local: a row is too large to pass in
+        // registers, and `let row = changes.inserted[position]` copied it (two atomic retains
+        // and two releases a row), as reading the run's plan and statement from optionals
+        // retained and released both per row.
+        try changes.inserted.withUnsafeBufferPointer { rows in
+            var position = 0
+            while position < rows.count {
+                let entity = rows[position].entity
                 // The plan the keys were taken with, if it is this entity's: not looked up again.
-                let plan = try keyPlan.flatMap { $0.entity === row.entity ? $0 : nil } ?? writePlan(for: row.entity)
+                let plan = try keyPlan.flatMap { $0.entity === entity ? $0 : nil } ?? writePlan(for: entity)
                 // Every parameter is bound below before each step: the last save's values are
                 // not cleared first.
                 let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: plan.layout.number),
@@ -267,21 +257,33 @@ extension SQLiteStore: InTransactionKeyAssigning {
                 // bound once, kept by resetting without clearing the bindings after each row.
                 try statement.bind(.integer(Int64(plan.layout.number)), at: 2)
                 try statement.bind(.integer(1), at: 3)
-                runStatement = statement
-                runPlan = plan
+                // Whether the run bound text or blobs, which the statement's bindings keep
+                // copies of (cleared when the run ends); integers are left bound: every row
+                // binds every column.
+                var boundCopies = false
+                repeat {
+                    let key: Int64
+                    if let assignedKey = keys.primaryKey(at: position) {
+                        key = assignedKey
+                    } else {
+                        if rows[position].isTemporaryID { throw temporaryRowError(rows[position]) }
+                        key = rows[position].primaryKey
+                    }
+                    try statement.bind(.integer(key), at: 1)
+                    _ = try bindColumns(rows[position], plan.columns, to: statement, from: 4, boundCopies: &boundCopies)
+                    while try statement.step() {}
+                    // Every other parameter is bound again for the next row.
+                    statement.resetKeepingBindings()
+                    // A key allocated above is within Z_MAX already.
+                    if assigned.primaryKey(at: position) == nil {
+                        maxKeyByRoot[plan.keySequence] = max(maxKeyByRoot[plan.keySequence] ?? 0, key)
+                    }
+                    position += 1
+                } while position < rows.count && rows[position].entity === entity
+                // Each row's statement was reset (keeping its bindings) after its step.
+                if boundCopies { statement.reset() }
             }
-            guard let plan = runPlan, let statement = runStatement else { continue }
-            try statement.bind(.integer(key), at: 1)
-            _ = try bindColumns(row, plan.columns, to: statement, from: 4, boundCopies: &runBoundCopies)
-            while try statement.step() {}
-            // Every other parameter is bound again for the next row.
-            statement.resetKeepingBindings()
-            // A key allocated above is within Z_MAX already.
-            if assigned.primaryKey(at: position) != nil { continue }
-            maxKeyByRoot[plan.keySequence] = max(maxKeyByRoot[plan.keySequence] ?? 0, key)
         }
-        // Each row's statement was reset (keeping its bindings) after its step.
-        if runBoundCopies { runStatement?.reset() }
 
         for row in changes.updated {
             if row.isTemporaryID { throw temporaryRowError(row) }
