@@ -58,4 +58,23 @@ struct SQLiteRowColumnsTests {
         let kept = try #require(layout)
         #expect(kept.rowColumns.integerColumns.map { $0 } == [3])
     }
+
+    @Test func anUnretainedRelationshipKnowsItselfAndItsDestinationWithoutAReference() throws {
+        let owner = EntityDescription(name: "Owner", properties: [AttributeDescription(name: "name", type: .string)])
+        let item = EntityDescription(name: "Item", properties: [
+            RelationshipDescription(name: "owner", destination: "Owner", inverse: "items"),
+            RelationshipDescription(name: "previousOwner", destination: "Owner"),
+        ])
+        owner.properties.append(RelationshipDescription(name: "items", destination: "Item", toMany: true, inverse: "owner"))
+        let model = ManagedObjectModel(entities: [owner, item])
+        try model.freeze()
+        let relationship = try #require(item.relationshipsByName["owner"])
+        let other = try #require(item.relationshipsByName["previousOwner"])
+        let unretained = SQLiteSchema.UnretainedRelationship(relationship: relationship)
+        #expect(unretained.isIdentical(to: relationship))
+        #expect(!unretained.isIdentical(to: other))
+        #expect(!unretained.isIdentical(to: nil))
+        #expect(unretained.destinationEntity === owner)
+        #expect(unretained.relationship === relationship)
+    }
 }

@@ -75,8 +75,32 @@ struct SQLiteSchema: Sendable {
     /// relationship, so the reference stays valid while the layout exists. The row decoder
     /// reads a to-one slot's column per row; a retained reference cost a retain and a release
     /// each time (about 60 instructions a prefetched child under callgrind, workload 5).
-    struct UnretainedRelationship: Sendable {
-        unowned(unsafe) let relationship: RelationshipDescription
+    ///
+    /// Read through `Unmanaged`, not as an `unowned(unsafe)` property: loading such a property
+    /// makes a strong reference, which the decoder retained and released per row all the same
+    /// (a prefetched child's to-one slot, workload 5).
+    struct UnretainedRelationship: @unchecked Sendable {
+        // @unchecked Sendable: an unretained reference to a relationship of a frozen model,
+        // which no thread changes; it is only read.
+        private let reference: Unmanaged<RelationshipDescription>
+
+        init(relationship: RelationshipDescription) {
+            reference = .passUnretained(relationship)
+        }
+
+        /// The relationship (a strong reference: retained while the caller holds it).
+        var relationship: RelationshipDescription { reference.takeUnretainedValue() }
+
+        /// Whether this is `other`, compared by address, with no reference made.
+        @inline(__always) func isIdentical(to other: RelationshipDescription?) -> Bool {
+            guard let other else { return false }
+            return reference.toOpaque() == Unmanaged.passUnretained(other).toOpaque()
+        }
+
+        /// The relationship's destination entity, read without retaining the relationship.
+        @inline(__always) var destinationEntity: EntityDescription? {
+            reference._withUnsafeGuaranteedRef { $0.destinationEntity }
+        }
     }
 
     /// The layout of one entity.

@@ -93,12 +93,11 @@ extension SQLiteStore {
         case .attribute(let index, let type):
             // A nonzero integer never gets here (decodeValues reads it inline).
             return decodeAttribute(statement, Int32(index + 3), type)
-        case .toOne(let index, let entityIndex, let unretained):
-            let relationship = unretained.relationship
+        case .toOne(let index, let entityIndex, let relationship):
             let column = Int32(index + 3)
             let key = statement.int64(column)
             if key == 0 && statement.isNull(column) { return .null }
-            if entityIndex == nil, let knownDestination, knownDestination.primaryKey == key, relationship === knownInverse {
+            if entityIndex == nil, let knownDestination, knownDestination.primaryKey == key, relationship.isIdentical(to: knownInverse) {
                 return .object(knownDestination)
             }
             var destination = relationship.destinationEntity
