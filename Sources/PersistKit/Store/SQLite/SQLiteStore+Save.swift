@@ -99,23 +99,26 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// bound straight from the values, without a call through the general `bind`.
     /// `boundCopies` is set when a value that holds a reference (text, a blob) was bound: SQLite
     /// keeps its own copy until the bindings are cleared.
-    private func bindColumns(_ row: RowSnapshot, _ columns: WriteColumns, to statement: SQLiteStatement, from firstIndex: Int32,
-                             boundCopies: inout Bool) throws -> Int32 {
+    ///
+    /// The row is read through a pointer, in place: handed over as a value, it was copied out
+    /// of the request's array first (too large for registers: two retains and two releases).
+    private func bindColumns(_ row: UnsafePointer<RowSnapshot>, _ columns: WriteColumns, to statement: SQLiteStatement,
+                             from firstIndex: Int32, boundCopies: inout Bool) throws -> Int32 {
         var index = firstIndex
         // Through the buffers: no retain, release or bounds check of the arrays per column.
         try columns.values.withUnsafeBufferPointer { sources in
-            try row.values.withUnsafeBufferPointer { values in
+            try row.pointee.values.withUnsafeBufferPointer { values in
                 for source in sources {
                     switch source {
                     case .slot(let slot):
                         guard slot < values.count else {
-                            throw PersistenceError(.persistentStoreSave, "the row has \(values.count) values, fewer than the entity's slots", objectID: row.objectID)
+                            throw PersistenceError(.persistentStoreSave, "the row has \(values.count) values, fewer than the entity's slots", objectID: row.pointee.objectID)
                         }
                         switch values[slot] {
                         case .integer(let integer):
                             try statement.bindInteger(integer, at: index)
                         case .object(let id) where id.isTemporaryID:
-                            throw PersistenceError(.persistentStoreSave, "a relationship points to an object with a temporary ID \(id)", objectID: row.objectID)
+                            throw PersistenceError(.persistentStoreSave, "a relationship points to an object with a temporary ID \(id)", objectID: row.pointee.objectID)
                         default:
                             if !values[slot].holdsNoReference { boundCopies = true }
                             try statement.bind(values[slot], at: index)
@@ -270,7 +273,8 @@ extension SQLiteStore: InTransactionKeyAssigning {
                         key = rows[position].primaryKey
                     }
                     try statement.bind(.integer(key), at: 1)
-                    _ = try bindColumns(rows[position], plan.columns, to: statement, from: 4, boundCopies: &boundCopies)
+                    // Force-unwrap: `position` is below `rows.count`, so the buffer is not empty.
+                    _ = try bindColumns(rows.baseAddress! + position, plan.columns, to: statement, from: 4, boundCopies: &boundCopies)
                     while try statement.step() {}
                     // Every other parameter is bound again for the next row.
                     statement.resetKeepingBindings()
@@ -301,7 +305,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
             try statement.bind(.integer(row.primaryKey), at: next)
             try statement.bind(.integer(row.version), at: next + 1)
             var boundCopies = false
-            _ = try bindColumns(row, write, to: statement, from: 1, boundCopies: &boundCopies)
+            _ = try withUnsafePointer(to: row) { try bindColumns($0, write, to: statement, from: 1, boundCopies: &boundCopies) }
             while try statement.step() {}
             statement.reset()
             if connection.changes == 0 { throw conflict(row, connection, table) }
