@@ -36,7 +36,8 @@ struct SQLiteRowColumnsTests {
                 continue
             case let (.toOne(column, entityColumn, relationship), .toOne(viewColumn, viewEntityColumn, viewRelationship)):
                 #expect(column == viewColumn && entityColumn == viewEntityColumn)
-                #expect(relationship.relationship === viewRelationship.relationship)
+                let ownerRelationship = item.relationshipsByName["owner"]
+                #expect(relationship.isIdentical(to: ownerRelationship) && viewRelationship.isIdentical(to: ownerRelationship))
             default:
                 Issue.record("slot \(index): the view holds \(view.slots[index]), the layout \(slot)")
             }
@@ -75,6 +76,5 @@ struct SQLiteRowColumnsTests {
         #expect(!unretained.isIdentical(to: other))
         #expect(!unretained.isIdentical(to: nil))
         #expect(unretained.destinationEntity === owner)
-        #expect(unretained.relationship === relationship)
     }
 }

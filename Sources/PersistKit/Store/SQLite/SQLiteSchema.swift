@@ -88,9 +88,6 @@ struct SQLiteSchema: Sendable {
             reference = .passUnretained(relationship)
         }
 
-        /// The relationship (a strong reference: retained while the caller holds it).
-        var relationship: RelationshipDescription { reference.takeUnretainedValue() }
-
         /// Whether this is `other`, compared by address, with no reference made.
         @inline(__always) func isIdentical(to other: RelationshipDescription?) -> Bool {
             guard let other else { return false }

@@ -162,9 +162,12 @@ extension SQLiteStore: PersistentHistoryStore {
             while try insertChange.step() {}
             insertChange.resetKeepingBindings()
         }
-        for position in changes.inserted.indices {
-            let row = changes.inserted[position]
-            try record(row.entity, insertedKeys.primaryKey(at: position) ?? row.primaryKey, .insert)
+        // Read in place through the buffer, as the save's INSERT loop reads them: bound to a
+        // local, each row was copied out of the array first.
+        try changes.inserted.withUnsafeBufferPointer { rows in
+            for position in rows.indices {
+                try record(rows[position].entity, insertedKeys.primaryKey(at: position) ?? rows[position].primaryKey, .insert)
+            }
         }
         for row in changes.updated {
             let id = row.objectID

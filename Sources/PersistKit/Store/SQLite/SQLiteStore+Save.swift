@@ -380,9 +380,9 @@ extension SQLiteStore: InTransactionKeyAssigning {
     private func assignKeys(to rows: [RowSnapshot], _ connection: SQLiteConnection) throws -> (AssignedKeys, EntityWritePlan?) {
         // The common case: every row new and of one entity (a single insert, or a batch of one
         // kind). One key sequence, no per-root tables.
-        if let first = rows.first, first.isTemporaryID,
-           rows.allSatisfy({ $0.entity === first.entity && $0.isTemporaryID }) {
-            let entity = first.entity
+        // The first row's fields are read in place: `rows.first` copied the whole row.
+        if !rows.isEmpty, rows[0].isTemporaryID, case let entity = rows[0].entity,
+           rows.allSatisfy({ $0.entity === entity && $0.isTemporaryID }) {
             let plan = try writePlan(for: entity)
             let firstKey = try takeKeys(Int64(rows.count), sequence: plan.keySequence, connection)
             return (AssignedKeys(consecutiveFrom: firstKey, count: rows.count, store: storeToken), plan)
