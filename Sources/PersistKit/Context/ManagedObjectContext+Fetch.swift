@@ -113,7 +113,9 @@ extension ManagedObjectContext {
         if pending.isEmpty {
             // Each row becomes its object as it is read, while the row is in cache.
             var objects: [ManagedObject] = []
-            try store.fetch(storeRequest) { row in objects.append(materialize(row, isRoot: isRoot)) }
+            try store.fetch(storeRequest, eachRowParts: { key, entity, id, version, values in
+                objects.append(materialize(key, entity, id, version, &values, isRoot: isRoot))
+            })
             return try finish(objects, request: request, entity: entity)
         }
         storeRequest.fetchLimit = 0
@@ -178,6 +180,20 @@ extension ManagedObjectContext {
         // A new fault, or a registered fault, holds the row; a realized object keeps its values.
         let object = registeredObject(for: row)
         if object._isFault && isRoot { object.pendingRow = CommittedState(row) }
+        return object
+    }
+
+    /// ``materialize(_:isRoot:)`` for a row handed over in parts (``PersistentStore/fetch(_:eachRowParts:)``):
+    /// the values are taken (moved out of `values`) when the fault keeps them.
+    @inline(__always)
+    func materialize(_ key: ObjectKey, _ entity: EntityDescription, _ id: ManagedObjectID?, _ version: Int64,
+                     _ values: inout SlotValues, isRoot: Bool) -> ManagedObject {
+        let object = registeredObject(key, entity, id)
+        if object._isFault && isRoot {
+            let taken = consume values
+            values = SlotValues()
+            object.pendingRow = CommittedState(version: version, values: taken)
+        }
         return object
     }
 }

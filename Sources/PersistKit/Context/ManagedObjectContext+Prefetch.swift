@@ -127,8 +127,8 @@ extension ManagedObjectContext {
             try store.prefetchDestinations(of: needing.map(\.objectID), relationship: relationship, expect: { rowCount in
                 if gathering { next.objects.reserveCapacity(next.objects.count + rowCount) }
                 registered.reserveCapacity(registered.count + rowCount)
-            }) { index, row in
-                let object = materialize(row, isRoot: true)
+            }, eachRowParts: { index, key, entity, id, version, values in
+                let object = materialize(key, entity, id, version, &values, isRoot: true)
                 // A source's array is made at its first member with room for the sources' mean
                 // so far (plus one), not grown from empty through several reallocations.
                 if members[index].capacity == 0 {
@@ -139,7 +139,7 @@ extension ManagedObjectContext {
                 members[index].append(object)
                 if !gathering { return }
                 if checked { next.add(object) } else { next.objects.append(object) }
-            }
+            })
             for (index, source) in needing.enumerated() {
                 source.toMany[relationship.name, default: ToManyState()]
                     .setCommitted(objects: members[index], generation: generation)

@@ -413,11 +413,16 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// row's ID when the row was made with one, else made without an ID); one probe.
     @inline(__always)
     func registeredObject(for row: borrowing RowSnapshot) -> ManagedObject {
-        let key = row.key
-        if let id = row.objectIDIfMade {
+        registeredObject(row.key, row.entity, row.objectIDIfMade)
+    }
+
+    /// The registered object of `key`, or a new fault for it (of `entity`, with `id` if given)
+    /// registered now (see ``registeredObject(for:)``).
+    @inline(__always)
+    func registeredObject(_ key: ObjectKey, _ entity: EntityDescription, _ id: ManagedObjectID?) -> ManagedObject {
+        if let id {
             return registered.object(for: key, orRegister: { makeFault(id) })
         }
-        let entity = row.entity
         return registered.object(for: key, orRegister: { makeFault(key, entity: entity) })
     }
 

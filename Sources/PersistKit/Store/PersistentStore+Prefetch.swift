@@ -39,6 +39,17 @@ extension PersistentStore {
             while let row = rows.popLast() { try body(index, row) }
         }
     }
+
+    /// ``prefetchDestinations(of:relationship:expect:each:)``'s rows taken apart: the default
+    /// for stores that make whole rows.
+    public func prefetchDestinations(of sources: [ManagedObjectID], relationship: RelationshipDescription,
+                                     expect: (_ rowCount: Int) -> Void,
+                                     eachRowParts body: PrefetchedRowPartsHandler) throws {
+        try prefetchDestinations(of: sources, relationship: relationship, expect: expect) { (index, row: consuming RowSnapshot) in
+            var values = row.values
+            try body(index, row.key, row.entity, row.objectIDIfMade, row.version, &values)
+        }
+    }
 }
 
 /// Reads a store's rows for the ``PredicateEvaluator``, through the store's public

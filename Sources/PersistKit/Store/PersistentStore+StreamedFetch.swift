@@ -8,3 +8,13 @@ extension PersistentStore {
         while let row = rows.popLast() { try body(row) }
     }
 }
+
+extension PersistentStore {
+    /// ``fetch(_:each:)``'s rows taken apart: the default for stores that make whole rows.
+    public func fetch(_ request: StoreFetchRequest, eachRowParts body: RowPartsHandler) throws {
+        try fetch(request) { (row: consuming RowSnapshot) in
+            var values = row.values
+            try body(row.key, row.entity, row.objectIDIfMade, row.version, &values)
+        }
+    }
+}

@@ -49,6 +49,16 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// thrown. The default asks ``fetch(_:)`` and hands its rows over.
     func fetch(_ request: StoreFetchRequest, each body: (_ row: consuming RowSnapshot) throws -> Void) throws
 
+    /// The rows ``fetch(_:each:)`` gives, handed to `body` in parts, as a context makes its
+    /// objects of them: the key the object is filed under, its entity, the ID the row was made
+    /// with (`nil` for a row read by key), the version, and the values, moved.
+    ///
+    /// No ``RowSnapshot`` is made and destroyed per row, and the entity is lent for the call:
+    /// a store that reads rows one by one hands them over without touching the entity's
+    /// reference count, and the values go into the object as they are. The default takes
+    /// ``fetch(_:each:)``'s rows apart.
+    func fetch(_ request: StoreFetchRequest, eachRowParts body: RowPartsHandler) throws
+
     /// The number of rows that match `request`'s entity and predicate; its limit, offset and
     /// sort descriptors are ignored.
     func count(_ request: StoreFetchRequest) throws -> Int
@@ -94,6 +104,13 @@ public protocol PersistentStore: AnyObject, Sendable {
     func prefetchDestinations(of sources: [ManagedObjectID], relationship: RelationshipDescription,
                               expect: (_ rowCount: Int) -> Void,
                               each body: (_ sourceIndex: Int, _ row: consuming RowSnapshot) throws -> Void) throws
+
+    /// The rows ``prefetchDestinations(of:relationship:expect:each:)`` gives, handed to `body`
+    /// in parts with their source's index, as a context makes its objects of them (see
+    /// ``fetch(_:eachRowParts:)``). The default takes that requirement's rows apart.
+    func prefetchDestinations(of sources: [ManagedObjectID], relationship: RelationshipDescription,
+                              expect: (_ rowCount: Int) -> Void,
+                              eachRowParts body: PrefetchedRowPartsHandler) throws
 
     /// The dictionaries `request` describes, in its order, within its limit and offset; a
     /// `nil` value leaves its key out. The default computes them in memory from ``fetch(_:)``.

@@ -21,6 +21,10 @@ final class SQLiteRowColumns: @unchecked Sendable {
         /// integer attribute, -1 for any other slot. Plain integers, read by the decoder's
         /// inlined common case without switching over a ``SQLiteSchema/SlotColumn``.
         let integerColumns: UnsafeBufferPointer<Int32>
+        /// The layout's entity, unretained: the layout holds it. A fetch hands it to the
+        /// context with each row (``PersistentStore/fetch(_:eachRowParts:)``) without a
+        /// retain and a release per row.
+        let entity: Unmanaged<EntityDescription>
     }
 
     /// The pointers the decoder reads.
@@ -28,8 +32,8 @@ final class SQLiteRowColumns: @unchecked Sendable {
     private let slots: UnsafeMutableBufferPointer<SQLiteSchema.SlotColumn>
     private let integerColumns: UnsafeMutableBufferPointer<Int32>
 
-    /// The columns of `slotColumns`, copied.
-    init(_ slotColumns: [SQLiteSchema.SlotColumn]) {
+    /// The columns of `slotColumns`, copied, of the layout of `entity` (which the layout holds).
+    init(_ slotColumns: [SQLiteSchema.SlotColumn], entity: EntityDescription) {
         slots = .allocate(capacity: slotColumns.count)
         _ = slots.initialize(from: slotColumns)
         integerColumns = .allocate(capacity: slotColumns.count)
@@ -38,7 +42,8 @@ final class SQLiteRowColumns: @unchecked Sendable {
             if case .attribute(let attributeIndex, let type) = slot, type.isInteger { column = Int32(attributeIndex + 3) }
             integerColumns.initializeElement(at: index, to: column)
         }
-        view = View(slots: UnsafeBufferPointer(slots), integerColumns: UnsafeBufferPointer(integerColumns))
+        view = View(slots: UnsafeBufferPointer(slots), integerColumns: UnsafeBufferPointer(integerColumns),
+                    entity: .passUnretained(entity))
     }
 
     deinit {

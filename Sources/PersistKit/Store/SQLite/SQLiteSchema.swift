@@ -102,7 +102,7 @@ struct SQLiteSchema: Sendable {
 
     /// The layout of one entity.
     struct EntityLayout: Sendable {
-        var entity: EntityDescription
+        let entity: EntityDescription
         /// The entity number (`Z_ENT`).
         var number: Int
         /// The index of its tree's table in ``SQLiteSchema/tables``.
@@ -124,7 +124,7 @@ struct SQLiteSchema: Sendable {
             self.tableIndex = tableIndex
             self.slotColumns = slotColumns
             self.selfAndDescendantNumbers = selfAndDescendantNumbers
-            self.rowColumnStorage = SQLiteRowColumns(slotColumns)
+            self.rowColumnStorage = SQLiteRowColumns(slotColumns, entity: entity)
             self.rowColumns = rowColumnStorage.view
         }
     }

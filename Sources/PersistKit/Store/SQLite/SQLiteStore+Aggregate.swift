@@ -66,6 +66,20 @@ extension SQLiteStore {
     public func prefetchDestinations(of sources: [ManagedObjectID], relationship: RelationshipDescription,
                                      expect: (_ rowCount: Int) -> Void,
                                      each body: (_ sourceIndex: Int, _ row: consuming RowSnapshot) throws -> Void) throws {
+        let store = storeToken
+        try prefetchDestinations(of: sources, relationship: relationship, expect: expect,
+                                 eachRowParts: { sourceIndex, key, entity, _, version, values in
+                                     try body(sourceIndex, RowSnapshot(entity: entity, store: store, primaryKey: key.primaryKey,
+                                                                       version: version, values: values))
+                                 })
+    }
+
+    /// The rows ``prefetchDestinations(of:relationship:expect:each:)`` gives, handed to `body`
+    /// in parts (see ``PersistentStore/prefetchDestinations(of:relationship:expect:eachRowParts:)``
+    /// and ``handOverRow(_:into:storeBits:kind:knownDestination:knownInverse:handedOver:_:)``).
+    public func prefetchDestinations(of sources: [ManagedObjectID], relationship: RelationshipDescription,
+                                     expect: (_ rowCount: Int) -> Void,
+                                     eachRowParts body: PrefetchedRowPartsHandler) throws {
         guard relationship.isToMany, let destination = relationship.destinationEntity, let sourceEntity = relationship.entity else {
             throw PersistenceError(.persistentStoreOperation, "\(relationship.name) is not a to-many relationship")
         }
@@ -132,6 +146,7 @@ extension SQLiteStore {
             var currentPosition: Int?
             var currentSource: ManagedObjectID?
             let slab = SlotSlab()
+            let storeBits = storeToken.bits
             for start in stride(from: 0, to: allKeys.count, by: 500) {
                 let batch = Array(allKeys[start..<min(start + 500, allKeys.count)])
                 let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(from) WHERE \(sourceColumn) IN (\(batch.map { _ in "?" }.joined(separator: ", "))) ORDER BY \(order)"
@@ -146,10 +161,10 @@ extension SQLiteStore {
                     }
                     guard let position = currentPosition else { return }
                     // The row's inverse slot names the source: reuse its ID rather than make one per row.
-                    guard let row = decodeRow(statement, into: slab, knownDestination: currentSource, knownInverse: knownInverse),
-                          row.entity.isKind(of: destination) else { return }
-                    handedOver = true
-                    try body(position, consume row)
+                    try handOverRow(statement, into: slab, storeBits: storeBits, kind: destination, knownDestination: currentSource,
+                                    knownInverse: knownInverse, handedOver: &handedOver) { key, entity, version, values in
+                        try body(position, key, entity, nil, version, &values)
+                    }
                 }
                 currentKey = nil
                 currentPosition = nil
@@ -174,7 +189,7 @@ extension SQLiteStore {
                                 sourceTable: SQLiteSchema.Table, sourceColumn: String,
                                 on connection: SQLiteConnection, handedOver: inout Bool,
                                 expect: (_ rowCount: Int) -> Void,
-                                each body: (_ sourceIndex: Int, _ row: consuming RowSnapshot) throws -> Void) throws -> Bool {
+                                each body: PrefetchedRowPartsHandler) throws -> Bool {
         guard sourceKeys.count >= 64 else { return false }
         let largestKey = try connection.planningInt64("SELECT MAX(\"Z_PK\") FROM \(SQLiteSchema.quote(sourceTable.name))") ?? 0
         guard Int64(sourceKeys.count) * 4 >= largestKey else { return false }
@@ -189,16 +204,17 @@ extension SQLiteStore {
         let sourceIndex = Int32(3 + destinationTable.columns.count)
         let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(SQLiteSchema.quote(destinationTable.name)) AS \"t0\" WHERE \(sourceColumn) IS NOT NULL ORDER BY \"t0\".\"Z_PK\""
         let slab = SlotSlab()
+        let storeBits = storeToken.bits
         try sources.withUnsafeBufferPointer { sources in
             try connection.cachedStatement(sql).forEachRow { statement in
                 let key = statement.int64(sourceIndex)
                 guard key >= 0 && key < Int64(positionTable.count) else { return }
                 let position = Int(positionTable[Int(key)])
                 guard position >= 0 else { return }
-                guard let row = decodeRow(statement, into: slab, knownDestination: sources[position], knownInverse: knownInverse),
-                      row.entity.isKind(of: destination) else { return }
-                handedOver = true
-                try body(position, consume row)
+                try handOverRow(statement, into: slab, storeBits: storeBits, kind: destination, knownDestination: sources[position],
+                                knownInverse: knownInverse, handedOver: &handedOver) { key, entity, version, values in
+                    try body(position, key, entity, nil, version, &values)
+                }
             }
         }
         return true
