@@ -51,7 +51,8 @@ public protocol PersistentStore: AnyObject, Sendable {
 
     /// The rows ``fetch(_:each:)`` gives, handed to `body` in parts, as a context makes its
     /// objects of them: the key the object is filed under, its entity, the ID the row was made
-    /// with (`nil` for a row read by key), the version, and the values, moved.
+    /// with (`nil` for a row read by key), the version, and the values, which the callee may
+    /// take (see ``RowPartsHandler``).
     ///
     /// No ``RowSnapshot`` is made and destroyed per row, and the entity is lent for the call:
     /// a store that reads rows one by one hands them over without touching the entity's
