@@ -18,6 +18,21 @@ enum FetchTestSupport {
         return try M.coordinator(type: type)
     }
 
+    /// The IDs of the first `count` breweries by name, descending (the sources of a prefetch of
+    /// `Brewery.beers`), and that relationship.
+    static func lastBreweries(_ count: Int, of coordinator: PersistentStoreCoordinator) throws
+        -> (sources: [ManagedObjectID], beers: RelationshipDescription) {
+        guard let beers = coordinator.managedObjectModel.entitiesByName["Brewery"]?.relationshipsByName["beers"] else {
+            throw PersistenceError(.managedObjectValidation, "the test model has no Brewery.beers")
+        }
+        let context = M.context(coordinator)
+        let sources: [ManagedObjectID] = try context.performAndWait {
+            Array(try context.fetch(M.request("Brewery", sort: [FetchSortDescriptor(key: "name", ascending: false)]))
+                .map(\.objectID).prefix(count))
+        }
+        return (sources, beers)
+    }
+
     /// The coordinator's SQLite store, if it has one.
     static func sqlite(_ coordinator: PersistentStoreCoordinator) -> SQLiteStore? {
         coordinator.persistentStores.first as? SQLiteStore

@@ -58,12 +58,7 @@ struct PrefetchRowStreamTests {
         let coordinator = try S.coordinator(type)
         try seedInterleaved(coordinator, breweries: 80, beersEach: 3)
         let store = try #require(coordinator.persistentStores.first)
-        let beers = try #require(coordinator.managedObjectModel.entitiesByName["Brewery"]?.relationshipsByName["beers"])
-        let context = M.context(coordinator)
-        let sources: [ManagedObjectID] = try context.performAndWait {
-            Array(try context.fetch(M.request("Brewery", sort: [FetchSortDescriptor(key: "name", ascending: false)]))
-                .map(\.objectID).prefix(sourceCount))
-        }
+        let (sources, beers) = try S.lastBreweries(sourceCount, of: coordinator)
         let expected = try store.prefetchDestinations(of: sources, relationship: beers)
         var streamed: [Int: [RowSnapshot]] = [:]
         var expectations: [Int] = []

@@ -114,13 +114,8 @@ struct RowPartsHandoverTests {
         let coordinator = try S.coordinator(type)
         try seed(coordinator)
         let store = try #require(coordinator.persistentStores.first)
-        let beers = try #require(coordinator.managedObjectModel.entitiesByName["Brewery"]?.relationshipsByName["beers"])
-        let context = M.context(coordinator)
         // All breweries (the SQLite store scans the beers), or 5 (it reads them by key list).
-        let sources: [ManagedObjectID] = try context.performAndWait {
-            Array(try context.fetch(M.request("Brewery", sort: [FetchSortDescriptor(key: "name", ascending: false)]))
-                .map(\.objectID).prefix(sourceCount))
-        }
+        let (sources, beers) = try S.lastBreweries(sourceCount, of: coordinator)
         // The rows the dictionary form gives (another path: the destinations' keys, then their rows).
         let expected = try store.prefetchDestinations(of: sources, relationship: beers)
         var rows: [Int: [Parts]] = [:]
