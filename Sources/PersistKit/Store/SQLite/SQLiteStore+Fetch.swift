@@ -27,21 +27,30 @@ extension SQLiteStore {
     /// reading many rows passes one slab for all of them.
     func decodeRow(_ statement: SQLiteStatement, into slab: SlotSlab, knownID: ManagedObjectID? = nil,
                    knownDestination: ManagedObjectID? = nil, knownInverse: RelationshipDescription? = nil) -> RowSnapshot? {
+        guard let columns = rowColumns(statement) else { return nil }
+        // Retained once here: the row keeps its entity.
+        let entity = columns.entity.takeUnretainedValue()
+        let primaryKey = statement.int64(0)
+        let values = decodeValues(statement, columns.slots, columns.integerColumns, knownDestination, knownInverse, into: slab)
+        if let knownID, knownID.entity === entity, knownID.primaryKey == primaryKey {
+            return RowSnapshot(objectID: knownID, version: statement.int64(2), values: values)
+        }
+        // No ID per row: the row carries its key, and a context makes the object's ID
+        // only when it is asked for.
+        return RowSnapshot(entity: entity, store: storeToken, primaryKey: primaryKey, version: statement.int64(2), values: values)
+    }
+
+    /// The columns of the layout of the row the statement is on, found by its entity number
+    /// (`Z_ENT`, column 1), or `nil` for a number the store has no entity for.
+    ///
+    /// Copied out of the layout in place, through the buffer: the view is pointers and an
+    /// unretained entity, so no reference count is touched (copying the optional layout out
+    /// would retain and release each of its fields per row).
+    @inline(__always)
+    private func rowColumns(_ statement: SQLiteStatement) -> SQLiteRowColumns.View? {
         let number = Int(statement.int64(1))
-        return schema.layoutsByNumber.withUnsafeBufferPointer { layouts -> RowSnapshot? in
-            guard number >= 0 && number < layouts.count else { return nil }
-            // Fields read in place through the buffer: copying the optional layout out would
-            // retain and release each of its fields per row. The columns are two pointers
-            // (SQLiteRowColumns): only the entity, which the row keeps, is retained.
-            guard let columns = layouts[number]?.rowColumns, let entity = layouts[number]?.entity else { return nil }
-            let primaryKey = statement.int64(0)
-            let values = decodeValues(statement, columns.slots, columns.integerColumns, knownDestination, knownInverse, into: slab)
-            if let knownID, knownID.entity === entity, knownID.primaryKey == primaryKey {
-                return RowSnapshot(objectID: knownID, version: statement.int64(2), values: values)
-            }
-            // No ID per row: the row carries its key, and a context makes the object's ID
-            // only when it is asked for.
-            return RowSnapshot(entity: entity, store: storeToken, primaryKey: primaryKey, version: statement.int64(2), values: values)
+        return schema.layoutsByNumber.withUnsafeBufferPointer { layouts in
+            number >= 0 && number < layouts.count ? layouts[number]?.rowColumns : nil
         }
     }
 
@@ -245,12 +254,7 @@ extension SQLiteStore {
     func handOverRow(_ statement: SQLiteStatement, into slab: SlotSlab, storeBits: UInt, kind: EntityDescription? = nil,
                      knownDestination: ManagedObjectID? = nil, knownInverse: RelationshipDescription? = nil, handedOver: inout Bool,
                      _ body: (_ key: ObjectKey, _ entity: EntityDescription, _ version: Int64, _ values: inout SlotValues) throws -> Void) rethrows {
-        let number = Int(statement.int64(1))
-        // Copied out of the layout in place: the view holds no reference.
-        let columns = schema.layoutsByNumber.withUnsafeBufferPointer { layouts -> SQLiteRowColumns.View? in
-            number >= 0 && number < layouts.count ? layouts[number]?.rowColumns : nil
-        }
-        guard let columns else { return }
+        guard let columns = rowColumns(statement) else { return }
         try columns.entity._withUnsafeGuaranteedRef { entity in
             if let kind, !entity.isKind(of: kind) { return }
             let primaryKey = statement.int64(0)
