@@ -58,7 +58,9 @@ let package = Package(
         .executableTarget(
             name: "PersistBench",
             dependencies: ["PersistKit", "CSQLite"],
-            path: "Benchmarks/PersistBench"
+            path: "Benchmarks/PersistBench",
+            // The Item class of Bench.model.json, read through its generated properties in workload 2.
+            plugins: ["PersistKitCodegen"]
         ),
         .executableTarget(
             name: "PersistStress",

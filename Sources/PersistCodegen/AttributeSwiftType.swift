@@ -10,6 +10,10 @@ import PersistKit
 ///   still `nil` until it is set (validation runs at save).
 /// - Transformable: the Swift type its `attributeValueClassName` names when that is one of
 ///   ``transformableTypes``, otherwise `Any?`. `Undefined`: `Any?`. `Object ID`: `ManagedObjectID?`.
+///
+/// A plain attribute is read with PersistKit's typed getter for its type (`int64(forKey:)`,
+/// `string(forKey:)`, …), narrowed to `Int16`, `Int32` or `Float` where the getter gives a
+/// wider type; the others with `value(forKey:)` and a cast.
 struct AttributeSwiftType: Equatable {
     /// The type without the optional marker (`Int64`, `[String: Any]`); `Any` for untyped values.
     var base: String
@@ -17,6 +21,12 @@ struct AttributeSwiftType: Equatable {
     var isOptional: Bool
     /// The value a missing scalar reads as (`0`, `false`); `nil` for optionals.
     var fallback: String?
+    /// The name of the typed getter that reads the attribute (`int64`, `string`); `nil` for
+    /// one read with `value(forKey:)` and a cast (transformable, undefined, object ID).
+    var typedGetter: String?
+    /// Whether the typed getter's value is converted to ``base`` (`Int16`, `Int32` from
+    /// `int64(forKey:)`, `Float` from `double(forKey:)`).
+    var isNarrowed = false
 
     /// The declared type: `Int64`, `String?`, `Any?`.
     var declared: String { isOptional ? base + "?" : base }
@@ -58,6 +68,20 @@ struct AttributeSwiftType: Equatable {
             result = (Self.transformableType(attribute.attributeValueClassName, plan: plan) ?? "Any", true, nil)
         }
         (base, isOptional, fallback) = result
+        switch attribute.attributeType {
+        case .integer16, .integer32: (typedGetter, isNarrowed) = ("int64", true)
+        case .integer64: typedGetter = "int64"
+        case .double: typedGetter = "double"
+        case .float: (typedGetter, isNarrowed) = ("double", true)
+        case .decimal: typedGetter = "decimal"
+        case .boolean: typedGetter = "bool"
+        case .string: typedGetter = "string"
+        case .date: typedGetter = "date"
+        case .binaryData: typedGetter = "data"
+        case .uuid: typedGetter = "uuid"
+        case .uri: typedGetter = "url"
+        case .objectID, .undefined, .transformable: typedGetter = nil
+        }
     }
 
     /// The Swift type for a transformable attribute's value class name, or `nil` for `Any`.
@@ -74,7 +98,15 @@ struct AttributeSwiftType: Equatable {
     /// The getter expression for the attribute whose key literal is `key`.
     func getter(key: String) -> String {
         if base == "Any" { return "value(forKey: \(key))" }
-        let cast = "value(forKey: \(key)) as? \(base)"
-        return fallback.map { "\(cast) ?? \($0)" } ?? cast
+        let read: String
+        if let typedGetter {
+            // Integers are range-checked when set, so narrowing keeps the value, as
+            // `value(forKey:)` does for these types.
+            let narrowing = base.hasSuffix("Float") ? "\(base)($0)" : "\(base)(truncatingIfNeeded: $0)"
+            read = "\(typedGetter)(forKey: \(key))" + (isNarrowed ? ".map { \(narrowing) }" : "")
+        } else {
+            read = "value(forKey: \(key)) as? \(base)"
+        }
+        return fallback.map { "\(read) ?? \($0)" } ?? read
     }
 }

@@ -77,9 +77,48 @@ struct CodeGeneratorTests {
             "default": "default", "Type": "Type_", "Attributes": "Attributes_", "Type_": "Type__", "value": "value",
         ])
         let text = CodeGenerator().files(for: model, modelFileName: "E.json")[0].contents
-        #expect(text.contains("    var `default`: String? {\n        get { value(forKey: \"default\") as? String }"))
+        #expect(text.contains("    var `default`: String? {\n        get { string(forKey: \"default\") }"))
         #expect(text.contains("        static let `default`: String = \"default\""))
-        #expect(text.contains("    var Type_: String? {\n        get { value(forKey: \"Type\") as? String }"))
+        #expect(text.contains("    var Type_: String? {\n        get { string(forKey: \"Type\") }"))
+    }
+
+    @Test("each attribute type is read with its typed getter, narrowed where the getter is wider; the rest with a cast")
+    func getters() throws {
+        func attribute(_ name: String, _ type: AttributeType, scalar: Bool = false) -> AttributeDescription {
+            let attribute = AttributeDescription(name: name, type: type)
+            attribute.usesScalarValueType = scalar
+            // Object ID and Undefined attributes are allowed only as transients.
+            attribute.isTransient = type == .objectID || type == .undefined
+            return attribute
+        }
+        let entity = EntityDescription(name: "E", properties: [
+            attribute("a16", .integer16), attribute("a32", .integer32, scalar: true), attribute("a64", .integer64),
+            attribute("aDouble", .double, scalar: true), attribute("aFloat", .float), attribute("aDecimal", .decimal),
+            attribute("aBool", .boolean, scalar: true), attribute("aString", .string), attribute("aDate", .date),
+            attribute("aData", .binaryData), attribute("aUUID", .uuid), attribute("aURL", .uri),
+            attribute("anID", .objectID), attribute("anything", .undefined), attribute("aTransformable", .transformable),
+        ])
+        let model = ManagedObjectModel(entities: [entity])
+        try model.freeze()
+        let text = CodeGenerator().files(for: model, modelFileName: "E.json")[0].contents
+        let getters = text.split(separator: "\n").filter { $0.contains("get { ") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(getters == [
+            "get { int64(forKey: \"a16\").map { Int16(truncatingIfNeeded: $0) } }",
+            "get { int64(forKey: \"a32\").map { Int32(truncatingIfNeeded: $0) } ?? 0 }",
+            "get { int64(forKey: \"a64\") }",
+            "get { double(forKey: \"aDouble\") ?? 0 }",
+            "get { double(forKey: \"aFloat\").map { Float($0) } }",
+            "get { decimal(forKey: \"aDecimal\") }",
+            "get { bool(forKey: \"aBool\") ?? false }",
+            "get { string(forKey: \"aString\") }",
+            "get { date(forKey: \"aDate\") }",
+            "get { data(forKey: \"aData\") }",
+            "get { uuid(forKey: \"aUUID\") }",
+            "get { url(forKey: \"aURL\") }",
+            "get { value(forKey: \"anID\") as? ManagedObjectID }",
+            "get { value(forKey: \"anything\") }",
+            "get { value(forKey: \"aTransformable\") }",
+        ])
     }
 
     @Test("the machine file of a small model, exactly")
@@ -131,7 +170,7 @@ struct CodeGeneratorTests {
 
                 /// The attribute `count` (Integer 64, required, scalar: nil reads as 0).
                 public var count: Int64 {
-                    get { value(forKey: "count") as? Int64 ?? 0 }
+                    get { int64(forKey: "count") ?? 0 }
                     set { setValue(newValue, forKey: "count") }
                 }
 

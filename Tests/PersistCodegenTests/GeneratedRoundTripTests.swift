@@ -116,6 +116,22 @@ struct GeneratedRoundTripTests {
         }
     }
 
+    @Test("a typed fetch finds objects of another class when the classes are not registered, and throws saying so")
+    func typedFetchWithoutRegisteredClasses() throws {
+        let model = try ManagedObjectModel(contentsOf: Self.modelURL)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .inMemory, at: nil)
+        try Self.write(coordinator) { context in
+            let brewery = ManagedObject(entity: try #require(model.entitiesByName["Brewery"]), insertInto: context)
+            brewery.setValue("Westmalle", forKey: "name")
+        }
+        try Self.read(coordinator) { context in
+            #expect(try context.fetch(FetchRequest<ManagedObject>(entityName: "Brewery")).count == 1)
+            let error = try #require(throws: PersistenceError.self) { try context.fetch(Brewery.fetchRequest()) }
+            #expect(error.description.contains("ManagedObject is not a Brewery"))
+        }
+    }
+
     @Test("scalar attributes are non-optional: nil reads as zero, defaults apply, values round-trip")
     func scalars() throws {
         let coordinator = try Self.coordinator()

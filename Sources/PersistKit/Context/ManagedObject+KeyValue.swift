@@ -32,61 +32,6 @@ extension ManagedObject {
         }
     }
 
-    // MARK: - Typed accessors
-
-    /// The value of the integer (16, 32 or 64 bit) or Boolean attribute `key` as an `Int64`,
-    /// or `nil` when it has none, firing the fault if needed.
-    ///
-    /// Unlike ``value(forKey:)`` it boxes nothing in `Any` and needs no dynamic cast, so
-    /// generated accessors use it: `var ibu: Int64 { int64(forKey: "ibu") ?? 0 }`. An unknown key,
-    /// or a key of another type, traps as ``value(forKey:)`` does for an unknown key.
-    public func int64(forKey key: String) -> Int64? {
-        switch storedAttributeValue(forKey: key) {
-        case .integer(let value): return value
-        case .bool(let value): return value ? 1 : 0
-        case .null: return nil
-        case let other: preconditionFailure("ManagedObject: \(entity.name).\(key) holds \(other), not an integer")
-        }
-    }
-
-    /// The value of the Double or Float attribute `key`, or `nil` when it has none (see ``int64(forKey:)``).
-    public func double(forKey key: String) -> Double? {
-        switch storedAttributeValue(forKey: key) {
-        case .double(let value): return value
-        case .integer(let value): return Double(value)
-        case .null: return nil
-        case let other: preconditionFailure("ManagedObject: \(entity.name).\(key) holds \(other), not a number")
-        }
-    }
-
-    /// The value of the String attribute `key`, or `nil` when it has none (see ``int64(forKey:)``).
-    public func string(forKey key: String) -> String? {
-        switch storedAttributeValue(forKey: key) {
-        case .string(let value): return value
-        case .null: return nil
-        case let other: preconditionFailure("ManagedObject: \(entity.name).\(key) holds \(other), not a string")
-        }
-    }
-
-    /// The value of the Boolean attribute `key`, or `nil` when it has none (see ``int64(forKey:)``).
-    public func bool(forKey key: String) -> Bool? {
-        switch storedAttributeValue(forKey: key) {
-        case .bool(let value): return value
-        case .integer(let value): return value != 0
-        case .null: return nil
-        case let other: preconditionFailure("ManagedObject: \(entity.name).\(key) holds \(other), not a Boolean")
-        }
-    }
-
-    /// The stored value of the (non-transformable) attribute `key`, after firing the fault.
-    @inline(__always) private func storedAttributeValue(forKey key: String) -> StoreValue {
-        guard let plain = entity.plainAttribute(for: key) else {
-            preconditionFailure("ManagedObject: entity \(entity.name) has no attribute \"\(key)\" of a plain type")
-        }
-        willAccessValue()
-        return values[plain.slot]
-    }
-
     /// Sets the attribute or relationship `key`, keeping inverse relationships in step.
     ///
     /// Traps on an unknown key or a value of the wrong type, as Core Data raises

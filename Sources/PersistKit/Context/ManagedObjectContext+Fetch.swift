@@ -22,6 +22,7 @@ extension ManagedObjectContext {
             default:
                 // The common request type: the array is already a [T], no per-object cast needed.
                 if T.self == ManagedObject.self { return unsafeBitCast(objects, to: [T].self) }
+                if let objectClass = T.self as? ManagedObject.Type { return try castObjects(objects, to: T.self, objectClass: objectClass) }
                 return try objects.map { try castResult($0, as: T.self) }
             }
         }
@@ -44,6 +45,22 @@ extension ManagedObjectContext {
                                    "the fetch request names entity \"\(request.entityName ?? "")\", which is not in the model")
         }
         return entity
+    }
+
+    /// `objects` as a `[T]`, where `T` is `objectClass`, a class of managed objects (a
+    /// generated class): the same array, once each object is known to be a `T`. An object of
+    /// `T` itself is checked by comparing classes; only one of a subclass of `T` (or of another
+    /// class) is cast, which costs hundreds of instructions through the runtime.
+    private func castObjects<T>(_ objects: [ManagedObject], to type: T.Type, objectClass: ManagedObject.Type) throws -> [T] {
+        let exactClass = ObjectIdentifier(objectClass)
+        for object in objects where ObjectIdentifier(Swift.type(of: object)) != exactClass {
+            guard object is T else {
+                throw PersistenceError(.persistentStoreOperation, "a fetch result of type \(Swift.type(of: object)) is not a \(T.self)")
+            }
+        }
+        // Every element is a `T`, a class: an array of class references has one layout whatever
+        // its element class, as the standard library's own array downcast relies on.
+        return unsafeBitCast(objects, to: [T].self)
     }
 
     private func castResult<T>(_ value: Any, as type: T.Type) throws -> T {
