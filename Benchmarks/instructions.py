@@ -26,11 +26,11 @@ import tempfile
 # index, fetch index) through the same two bodies, so its figures are those of both together:
 # its rows' units are summed.
 WORKLOADS = {
-    "1": ("1 insert, one save", "object", {0: "ours", 1: "raw"}),
+    "1": ("1 insert, one save", "object", {0: "ours", 1: "ours generated class", 2: "raw"}),
     "2": ("2 fetch", "object", {0: "ours value(forKey:)", 1: "ours int64(forKey:)", 2: "ours generated class", 3: "raw"}),
     "3": ("3 predicate, sort, limit 100 (both variants)", "fetch", {0: "ours", 1: "raw"}),
     "4": ("4 lookups by object ID", "lookup", {0: "ours", 1: "raw"}),
-    "5": ("5 parents x 10 children, prefetch", "object", {0: "ours", 1: "raw"}),
+    "5": ("5 parents x 10 children, prefetch", "object", {0: "ours", 1: "ours generated classes", 2: "raw"}),
     "6": ("6 saves of one object", "save", {0: "ours", 1: "raw"}),
 }
 

@@ -37,7 +37,8 @@ enum Bench {
 
     static let keys = (0..<10).map { "i\($0)" }
 
-    /// Workload 5's model: `Parent` (`p0`, to-many `children`) and `Child` (`c0`, to-one `parent`).
+    /// Workload 5's model: `Parent` (`p0`, to-many `children`) and `Child` (`c0`, to-one `parent`),
+    /// as Family.model.json also declares them for the classes the plugin generates.
     static func familyModel() -> ManagedObjectModel {
         let parent = EntityDescription(name: "Parent", properties: [
             AttributeDescription(name: "p0", type: .integer64, isOptional: false),
@@ -50,8 +51,10 @@ enum Bench {
         return ManagedObjectModel(entities: [parent, child])
     }
 
-    static func openFamily(_ url: URL) throws -> ManagedObjectContext {
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: familyModel())
+    static func openFamily(_ url: URL, generatedClasses: Bool = false) throws -> ManagedObjectContext {
+        let model = familyModel()
+        if generatedClasses { FamilyClasses.register(in: model) }
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
         try coordinator.addPersistentStore(type: .sqlite, at: url)
         let context = ManagedObjectContext(concurrencyType: .privateQueue)
         context.persistentStoreCoordinator = coordinator
@@ -73,6 +76,19 @@ enum Bench {
                     child.setValue(row * 100 + index, forKey: "c0")
                     child.setValue(parent, forKey: "parent")
                 }
+            }
+            try context.save()
+        }
+    }
+
+    /// Workload 1 through the generated class `Item`: `Item.insert(into:)` and its properties.
+    static func insertItems(_ count: Int, into context: ManagedObjectContext) throws {
+        try context.performAndWait {
+            for row in 0..<Int64(count) {
+                let item = Item.insert(into: context)
+                item.i0 = value(row, 0); item.i1 = value(row, 1); item.i2 = value(row, 2); item.i3 = value(row, 3)
+                item.i4 = value(row, 4); item.i5 = value(row, 5); item.i6 = value(row, 6); item.i7 = value(row, 7)
+                item.i8 = value(row, 8); item.i9 = value(row, 9)
             }
             try context.save()
         }
@@ -157,10 +173,14 @@ if wanted("1") {
     // 1. Insert 50,000 objects of 10 Integer 64 attributes, one save.
     let insertCount = 50_000 / scale
     let insertURL = directory.appendingPathComponent("insert.sqlite"), rawInsertURL = directory.appendingPathComponent("insert-raw.sqlite")
-    let samples = try Measure.interleaved(runs: runs, count: 2) { which in
+    // 0: setValue(_:forKey:), 1: the generated class Item (Bench.model.json), 2: raw.
+    let samples = try Measure.interleaved(runs: runs, count: 3) { which in
         if which == 0 {
             Bench.remove(insertURL)
             try Bench.insertObjects(insertCount, into: try Bench.open(insertURL))
+        } else if which == 1 {
+            Bench.remove(insertURL)
+            try Bench.insertItems(insertCount, into: try Bench.open(insertURL, generatedClasses: true))
         } else {
             Bench.remove(rawInsertURL)
             let raw = RawSQLite(path: rawInsertURL.path)
@@ -168,8 +188,10 @@ if wanted("1") {
             raw.insertItems(insertCount)
         }
     }
-    report(Measure.row("1 insert \(insertCount) objects, one save", target: 1.5, ours: samples[0], baseline: samples[1], paired: true,
+    report(Measure.row("1 insert \(insertCount) objects, one save", target: 1.5, ours: samples[0], baseline: samples[2], paired: true,
                        unitsPerRound: insertCount))
+    report(Measure.row("1 insert \(insertCount) objects, one save, generated class", target: 1.5, ours: samples[1], baseline: samples[2],
+                       paired: true, unitsPerRound: insertCount))
 }
 
 // The 200,000-row store the read workloads share (and one with a fetch index).
@@ -293,10 +315,23 @@ if wanted("5") {
     let familyURL = directory.appendingPathComponent("family.sqlite")
     try Bench.insertFamilies(parentCount, childrenEach: 10, at: familyURL)
     let raw = RawSQLite(path: familyURL.path)
-    let samples = try Measure.interleaved(runs: runs, count: 2) { which in
-        guard which == 0 else {
+    // 0: value(forKey:), 1: the generated classes Parent and Child (Family.model.json), 2: raw.
+    let samples = try Measure.interleaved(runs: runs, count: 3) { which in
+        if which == 2 {
             checksum &+= raw.selectAll("SELECT Z_PK, Z_ENT, Z_OPT, ZP0 FROM ZPARENT")
             checksum &+= raw.selectAll("SELECT Z_PK, Z_ENT, Z_OPT, ZC0, ZPARENT FROM ZCHILD WHERE ZPARENT IS NOT NULL")
+            return
+        }
+        if which == 1 {
+            let context = try Bench.openFamily(familyURL, generatedClasses: true)
+            try context.performAndWait {
+                let request = Parent.fetchRequest()
+                request.relationshipKeyPathsForPrefetching = ["children"]
+                for parent in try context.fetch(request) {
+                    checksum &+= parent.p0
+                    for child in parent.children { checksum &+= child.c0 }
+                }
+            }
             return
         }
         let context = try Bench.openFamily(familyURL)
@@ -309,8 +344,10 @@ if wanted("5") {
             }
         }
     }
-    report(Measure.row("5 \(parentCount) parents x 10 children, prefetch", target: 2.0, ours: samples[0], baseline: samples[1], paired: true,
+    report(Measure.row("5 \(parentCount) parents x 10 children, prefetch", target: 2.0, ours: samples[0], baseline: samples[2], paired: true,
                        unitsPerRound: parentCount * 11))
+    report(Measure.row("5 \(parentCount) parents x 10 children, prefetch, generated classes", target: 2.0, ours: samples[1], baseline: samples[2],
+                       paired: true, unitsPerRound: parentCount * 11))
 }
 
 if wanted("7") || wanted("8") {

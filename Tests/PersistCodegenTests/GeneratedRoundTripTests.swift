@@ -218,6 +218,47 @@ struct GeneratedRoundTripTests {
         }
     }
 
+    @Test("typed relationship getters over prefetched members on SQLite: sets, ordered arrays, to-one, sub-entity classes")
+    func prefetchedRelationships() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("persist-codegen-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let model = try ManagedObjectModel(contentsOf: Self.modelURL)
+        RoundTripClasses.register(in: model)
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: directory.appendingPathComponent("store.sqlite"))
+        try Self.write(coordinator) { context in
+            let brewery = Brewery.insert(into: context)
+            brewery.name = "Westmalle"
+            let dubbel = Beer.insert(into: context)
+            dubbel.name = "Dubbel"
+            let pils = Lager.insert(into: context)
+            pils.name = "Pils"
+            brewery.beers = [dubbel, pils]
+            let playlist = Playlist.insert(into: context)
+            playlist.name = "mix"
+            playlist.tracks = ["c", "a", "b"].map { title in
+                let track = Track.insert(into: context)
+                track.title = title
+                return track
+            }
+        }
+        try Self.read(coordinator) { context in
+            let request = Brewery.fetchRequest()
+            request.relationshipKeyPathsForPrefetching = ["beers"]
+            let brewery = try #require(try context.fetch(request).first)
+            let beers = brewery.beers
+            #expect(Set(beers.compactMap(\.name)) == ["Dubbel", "Pils"])
+            #expect(beers.allSatisfy { !$0.isFault && $0.brewery === brewery })
+            #expect(beers.filter { $0 is Lager }.compactMap(\.name) == ["Pils"])
+            let playlists = Playlist.fetchRequest()
+            playlists.relationshipKeyPathsForPrefetching = ["tracks"]
+            let playlist = try #require(try context.fetch(playlists).first)
+            #expect(playlist.tracks.compactMap(\.title) == ["c", "a", "b"])
+            #expect(playlist.tracks.allSatisfy { !$0.isFault && $0.playlist === playlist })
+        }
+    }
+
     @Test("ordered to-many: order kept through insert, remove, set, save and fetch")
     func orderedToMany() throws {
         let coordinator = try Self.coordinator()

@@ -197,43 +197,60 @@ extension ManagedObject {
     func value(for property: PropertyDescription) -> Any? {
         willAccessValue()
         if let relationship = property as? RelationshipDescription, relationship.isToMany {
-            // An object is used on its context's queue, so the context's registry is read
-            // directly: no queue check and no weak load per member.
-            guard let context = managedObjectContext else { return relationship.isOrdered ? [ManagedObject]() as Any : Set<ManagedObject>() as Any }
-            // Members recorded with their objects (a prefetch) and unchanged since: no lookups.
-            if !toMany.isEmpty, let objects = toMany[relationship.name]?.memberObjects(generation: context.registryGeneration) {
-                return Self.memberValue(objects, ordered: relationship.isOrdered, context: context)
-            }
-            let ids = toManyMembers(relationship)
-            if relationship.isOrdered { return ids.map { context.registeredObject(with: $0) } as Any }
-            var members = Set<ManagedObject>(roomFor: ids.count)
-            // Through the buffer, no retain and release of each ID as it is read; a plain lookup
-            // first (a member is almost always registered), rather than the registry's modify
-            // accessor, which checks the table's uniqueness and takes the key per member.
-            ids.withUnsafeBufferPointer { buffer in
-                for id in buffer { members.insert(context.registered[id] ?? context.registeredObject(with: id)) }
-            }
-            return members as Any
+            if relationship.isOrdered { return orderedMembers(relationship) as Any }
+            return memberSet(relationship) as Any
         }
         guard let slot = entity.slotIndex(of: property.name) else { return nil }
         return objectValue(values[slot], property: property)
     }
 
-    /// A to-many relationship's value from its member objects recorded by a prefetch
-    /// (``ToManyState/memberObjects(generation:)``): a `Set`, or an array when ordered.
-    private static func memberValue(_ objects: [ManagedObject], ordered: Bool, context: ManagedObjectContext) -> Any {
+    /// The members of the unordered to-many `relationship` (after ``willAccessValue()``); empty
+    /// once the object has no context.
+    func memberSet(_ relationship: RelationshipDescription) -> Set<ManagedObject> {
+        // An object is used on its context's queue, so the context's registry is read
+        // directly: no queue check and no weak load per member.
+        guard let context = managedObjectContext else { return [] }
+        // Members recorded with their objects (a prefetch) and unchanged since: no lookups.
+        if !toMany.isEmpty, let objects = toMany[relationship.name]?.memberObjects(generation: context.registryGeneration) {
+            Self.checkRecorded(objects, in: context)
+            return objects.withUnsafeBufferPointer { buffer in
+                var members = Set<ManagedObject>(roomFor: buffer.count)
+                for object in buffer { members.insert(object) }
+                return members
+            }
+        }
+        let ids = toManyMembers(relationship)
+        var members = Set<ManagedObject>(roomFor: ids.count)
+        // Through the buffer, no retain and release of each ID as it is read; a plain lookup
+        // first (a member is almost always registered), rather than the registry's modify
+        // accessor, which checks the table's uniqueness and takes the key per member.
+        ids.withUnsafeBufferPointer { buffer in
+            for id in buffer { members.insert(context.registered[id] ?? context.registeredObject(with: id)) }
+        }
+        return members
+    }
+
+    /// The members of a to-many `relationship` (after ``willAccessValue()``), in order for an
+    /// ordered one: the array a prefetch recorded itself when it is still current. Empty once
+    /// the object has no context.
+    func orderedMembers(_ relationship: RelationshipDescription) -> [ManagedObject] {
+        guard let context = managedObjectContext else { return [] }
+        if !toMany.isEmpty, let objects = toMany[relationship.name]?.memberObjects(generation: context.registryGeneration) {
+            Self.checkRecorded(objects, in: context)
+            return objects
+        }
+        return toManyMembers(relationship).map { context.registeredObject(with: $0) }
+    }
+
+    /// In debug builds, checks that every member object a prefetch recorded is the registered
+    /// one for its key (the promise of ``ToManyState/memberObjects(generation:)``'s generation).
+    @inline(__always)
+    private static func checkRecorded(_ objects: [ManagedObject], in context: ManagedObjectContext) {
         #if DEBUG
-        // Every recorded object is the registered one for its key (the generation check's promise).
         for member in objects {
             assert(context.registered[member.objectKey] === member, "ToManyState: a recorded member is no longer registered")
         }
         #endif
-        if ordered { return objects as Any }
-        return objects.withUnsafeBufferPointer { buffer in
-            var members = Set<ManagedObject>(roomFor: buffer.count)
-            for object in buffer { members.insert(object) }
-            return members as Any
-        }
     }
 
     func objectValue(_ stored: StoreValue, property: PropertyDescription) -> Any? {
