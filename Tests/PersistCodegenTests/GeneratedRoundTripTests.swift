@@ -259,6 +259,32 @@ struct GeneratedRoundTripTests {
         }
     }
 
+    @Test("insert(into:) takes the entity of the context's current model, in root and child contexts")
+    func insertFollowsTheCoordinator() throws {
+        let first = try Self.coordinator(), second = try Self.coordinator()
+        let context = Self.context(first)
+        context.performAndWait {
+            let one = Brewery.insert(into: context), two = Brewery.insert(into: context)
+            #expect(one.entity === first.managedObjectModel.entitiesByName["Brewery"])
+            #expect(two.entity === one.entity && two.isInserted)
+            context.reset()
+        }
+        // Another coordinator, another model: the entity found for the first is not used.
+        context.persistentStoreCoordinator = second
+        context.performAndWait {
+            let three = Brewery.insert(into: context)
+            #expect(three.entity === second.managedObjectModel.entitiesByName["Brewery"])
+            #expect(context.insertedObjects.count == 1)
+        }
+        let child = ManagedObjectContext(concurrencyType: .privateQueue)
+        child.parent = context
+        child.performAndWait {
+            let four = Brewery.insert(into: child), five = Label.insert(into: child)
+            #expect(four.entity === second.managedObjectModel.entitiesByName["Brewery"])
+            #expect(five.entity === second.managedObjectModel.entitiesByName["Label"])
+        }
+    }
+
     @Test("ordered to-many: order kept through insert, remove, set, save and fetch")
     func orderedToMany() throws {
         let coordinator = try Self.coordinator()

@@ -54,12 +54,15 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     public let concurrencyType: ConcurrencyType
     let queue: DispatchQueue
     let settings = Locked(Settings())
-    /// Moved on whenever the coordinator or the parent is set: a ``ReadRoute`` is used only
-    /// while this is unchanged.
-    private let settingsGeneration = Atomic<UInt>(0)
+    /// Moved on whenever the coordinator or the parent is set: a ``ReadRoute`` or an
+    /// ``InsertEntity`` is used only while this is unchanged.
+    let settingsGeneration = Atomic<UInt>(0)
     /// The store of the last single-object read of this root context (``loadRow(for:)``) and
     /// what finding it depended on. Confined to the queue, as the registry is.
     @exclusivity(unchecked) private var readRoute: ReadRoute?
+    /// The entity of the class this root context last inserted an object of through
+    /// `TypedManagedObject.insert(into:)` (``entityForInsert(of:named:)``). Confined to the queue.
+    @exclusivity(unchecked) var insertEntity: InsertEntity?
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     // Confined to `queue`, so the dynamic exclusivity checks on the hottest ones are off.

@@ -29,15 +29,7 @@ extension TypedManagedObject {
     /// (``EntityDescription/managedObjectClass``) so that fetches return the same class; a
     /// missing entity or class is a programmer error and traps.
     public static func insert(into context: ManagedObjectContext) -> Self {
-        guard let model = context.persistentStoreCoordinator?.managedObjectModel else {
-            preconditionFailure("\(Self.self).insert(into:): the context has no persistent store coordinator")
-        }
-        guard let entity = model.entitiesByName[entityName] else {
-            preconditionFailure("\(Self.self).insert(into:): the context's model has no entity \(entityName)")
-        }
-        precondition(entity.managedObjectClass == Self.self,
-                     "\(Self.self).insert(into:): entity \(entityName) has the class \(entity.managedObjectClass), not \(Self.self); register the generated classes on the model before using it")
-        return Self(entity: entity, insertInto: context)
+        Self(entity: context.entityForInsert(of: Self.self, named: entityName), insertInto: context)
     }
 }
 
