@@ -24,9 +24,9 @@ struct AttributeSwiftType: Equatable {
     /// The name of the typed getter that reads the attribute (`int64`, `string`); `nil` for
     /// one read with `value(forKey:)` and a cast (transformable, undefined, object ID).
     var typedGetter: String?
-    /// Whether the typed getter's value is converted to ``base`` (`Int16`, `Int32` from
-    /// `int64(forKey:)`, `Float` from `double(forKey:)`).
-    var isNarrowed = false
+    /// The conversion of the typed getter's value to ``base``, a closure body over `$0`
+    /// (`Int16(truncatingIfNeeded: $0)`, `Float($0)`); `nil` when the getter gives ``base``.
+    var narrowing: String?
 
     /// The declared type: `Int64`, `String?`, `Any?`.
     var declared: String { isOptional ? base + "?" : base }
@@ -69,10 +69,12 @@ struct AttributeSwiftType: Equatable {
         }
         (base, isOptional, fallback) = result
         switch attribute.attributeType {
-        case .integer16, .integer32: (typedGetter, isNarrowed) = ("int64", true)
+        // Integers are range-checked when set, so narrowing keeps the value, as `value(forKey:)`
+        // does for these types.
+        case .integer16, .integer32: (typedGetter, narrowing) = ("int64", "\(base)(truncatingIfNeeded: $0)")
         case .integer64: typedGetter = "int64"
         case .double: typedGetter = "double"
-        case .float: (typedGetter, isNarrowed) = ("double", true)
+        case .float: (typedGetter, narrowing) = ("double", "\(base)($0)")
         case .decimal: typedGetter = "decimal"
         case .boolean: typedGetter = "bool"
         case .string: typedGetter = "string"
@@ -100,10 +102,7 @@ struct AttributeSwiftType: Equatable {
         if base == "Any" { return "value(forKey: \(key))" }
         let read: String
         if let typedGetter {
-            // Integers are range-checked when set, so narrowing keeps the value, as
-            // `value(forKey:)` does for these types.
-            let narrowing = base.hasSuffix("Float") ? "\(base)($0)" : "\(base)(truncatingIfNeeded: $0)"
-            read = "\(typedGetter)(forKey: \(key))" + (isNarrowed ? ".map { \(narrowing) }" : "")
+            read = "\(typedGetter)(forKey: \(key))" + (narrowing.map { ".map { \($0) }" } ?? "")
         } else {
             read = "value(forKey: \(key)) as? \(base)"
         }
