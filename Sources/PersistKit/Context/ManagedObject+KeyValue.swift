@@ -25,8 +25,7 @@ extension ManagedObject {
             guard case .data(let data) = values[accessor.slot] else { return nil }
             return try? AttributeValueTransformers.transformer(for: attribute).reverseTransformedValue(data)
         case .toOne:
-            guard case .object(let id) = values[accessor.slot] else { return nil }
-            return managedObjectContext?.object(with: id)
+            return destination(values[accessor.slot])
         case .toMany(let relationship):
             return value(for: relationship)
         }
@@ -210,9 +209,7 @@ extension ManagedObject {
         // An object is used on its context's queue, so the context's registry is read
         // directly: no queue check and no weak load per member.
         guard let context = managedObjectContext else { return [] }
-        // Members recorded with their objects (a prefetch) and unchanged since: no lookups.
-        if !toMany.isEmpty, let objects = toMany[relationship.name]?.memberObjects(generation: context.registryGeneration) {
-            Self.checkRecorded(objects, in: context)
+        if let objects = recordedMembers(relationship, in: context) {
             return objects.withUnsafeBufferPointer { buffer in
                 var members = Set<ManagedObject>(roomFor: buffer.count)
                 for object in buffer { members.insert(object) }
@@ -235,26 +232,35 @@ extension ManagedObject {
     /// the object has no context.
     func orderedMembers(_ relationship: RelationshipDescription) -> [ManagedObject] {
         guard let context = managedObjectContext else { return [] }
-        if !toMany.isEmpty, let objects = toMany[relationship.name]?.memberObjects(generation: context.registryGeneration) {
-            Self.checkRecorded(objects, in: context)
-            return objects
-        }
+        if let objects = recordedMembers(relationship, in: context) { return objects }
         return toManyMembers(relationship).map { context.registeredObject(with: $0) }
     }
 
-    /// In debug builds, checks that every member object a prefetch recorded is the registered
-    /// one for its key (the promise of ``ToManyState/memberObjects(generation:)``'s generation).
+    /// The member objects of `relationship` a prefetch recorded, when none changed since (the
+    /// registry's generation is the one they were recorded under): no lookups. In debug builds,
+    /// checks that each is the registered one for its key, the generation's promise.
     @inline(__always)
-    private static func checkRecorded(_ objects: [ManagedObject], in context: ManagedObjectContext) {
+    private func recordedMembers(_ relationship: RelationshipDescription, in context: ManagedObjectContext) -> [ManagedObject]? {
+        guard !toMany.isEmpty, let objects = toMany[relationship.name]?.memberObjects(generation: context.registryGeneration) else {
+            return nil
+        }
         #if DEBUG
         for member in objects {
             assert(context.registered[member.objectKey] === member, "ToManyState: a recorded member is no longer registered")
         }
         #endif
+        return objects
+    }
+
+    /// The object a to-one relationship's stored value names, registered in this object's
+    /// context (a fault if it was not), or `nil` for no destination or no context.
+    func destination(_ stored: StoreValue) -> ManagedObject? {
+        guard case .object(let id) = stored else { return nil }
+        return managedObjectContext?.object(with: id)
     }
 
     func objectValue(_ stored: StoreValue, property: PropertyDescription) -> Any? {
-        if case .object(let id) = stored { return managedObjectContext?.object(with: id) }
+        if case .object = stored { return destination(stored) }
         guard let attribute = property as? AttributeDescription else { return nil }
         if attribute.attributeType == .transformable, case .data(let data) = stored {
             return try? AttributeValueTransformers.transformer(for: attribute).reverseTransformedValue(data)

@@ -48,8 +48,7 @@ extension ManagedObject {
             return typed(object, as: T.self, key: key)
         }
         willAccessValue()
-        guard case .object(let id) = values[accessor.slot], let object = managedObjectContext?.object(with: id) else { return nil }
-        return typed(object, as: T.self, key: key)
+        return destination(values[accessor.slot]).map { typed($0, as: T.self, key: key) }
     }
 
     /// The destinations of the unordered to-many relationship `key` as `T`s; what generated
