@@ -40,7 +40,7 @@ extension Session {
         if !context.hasChanges && !context.hasOverlappingSaves { context.reset() }
         let object: ManagedObject
         do {
-            object = try insertedObject(insert.body)
+            object = try insertedObject(of: insert)
         } catch {
             // The save saves what is pending, if anything (nothing, when the context was clean).
             return grantedSaveReply(save, mode: mode == .now ? .now : .queued, leadingIfIdle: leadingIfIdle) {

@@ -3,8 +3,8 @@ import PersistKit
 extension Session {
     /// `insert {entity, values}` → `{"object":{…}}`. The object gets its permanent ID at once,
     /// so the ID returned is the one it keeps after `save`.
-    func insert(_ body: JSON) throws(WireError) -> JSON {
-        let object = try insertedObject(body)
+    func insert(_ request: WireRequest) throws(WireError) -> JSON {
+        let object = try insertedObject(of: request)
         do {
             try context.obtainPermanentIDs(for: [object])
         } catch {

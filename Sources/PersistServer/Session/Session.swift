@@ -37,6 +37,10 @@ public final class Session: Sendable {
     /// The store and entity of the last object ID this session's requests named, so the next
     /// ID of the same store and entity is parsed by comparing bytes (``WireObjectIDPrefix``).
     let idPrefix = Locked<WireObjectIDPrefix?>(nil)
+    /// The plan of the entity this session's last `insert` kept as its line named
+    /// (``simpleInsertedObject(_:)``), so the next of the same entity is found by comparing
+    /// its name's bytes.
+    let lastInsertPlan = Locked<WireValuePlan?>(nil)
     /// The peer's access as last decided (``access()``): the policy's generation shifted left
     /// by two, then the access's code (0 refused, 1 read-only, 2 full); `UInt64.max`, no
     /// generation, before the first decision. An atomic, not a lock: read on the event loop's
@@ -405,7 +409,7 @@ public final class Session: Sendable {
         // A change starting on a context with none pending starts a transaction: read fresh.
         if !context.hasChanges { context.reset() }
         switch request.op {
-        case "insert": return try insert(request.body)
+        case "insert": return try insert(request)
         case "update": return try update(request.body)
         default: return try delete(request.body)
         }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PersistKit
 
 /// How ``WireObjectWriter`` writes the values of an entity's objects when every property is
@@ -78,5 +81,25 @@ final class WireValuePlan: Sendable {
         self.slots = slots
         self.types = types
         self.properties = properties
+    }
+
+    /// The index of the property whose name's bytes are `key`: `next` when that is it (clients
+    /// usually write values in the model's order), else the first of that name; `nil` when
+    /// no property of the plan has it. A name written with escapes in ``names`` never matches,
+    /// which suits keys read as plain strings (they have none).
+    func index(ofName key: UnsafeBufferPointer<UInt8>, from next: Int) -> Int? {
+        names.withUnsafeBufferPointer { names in
+            func matches(_ index: Int) -> Bool {
+                // The prefix is `,"name":` (no comma for the first): the name lies between
+                // its quotes.
+                let start = nameStarts[index] + (index == 0 ? 1 : 2)
+                let count = nameStarts[index + 1] - 2 - start
+                // The force-unwraps cannot fail: `names` holds at least its padding, and `key`
+                // is read only when it holds `count` ≥ 1 bytes.
+                return count == key.count && (count == 0 || memcmp(names.baseAddress! + start, key.baseAddress!, count) == 0)
+            }
+            if next < count, matches(next) { return next }
+            return (0..<count).first(where: matches)
+        }
     }
 }

@@ -23,8 +23,9 @@ struct ByteCursor {
     var atEnd: Bool { index == bytes.count }
 
     /// Skips JSON whitespace.
-    mutating func skipWhitespace() {
-        while index < bytes.count {
+    @inline(__always) mutating func skipWhitespace() {
+        // Compact JSON has none: one comparison for the common case.
+        while index < bytes.count, bytes[index] <= 0x20 {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
             default: return
@@ -55,19 +56,37 @@ struct ByteCursor {
 
     /// A string of printable ASCII without escapes, its quotes taken (`nil` for any other).
     mutating func plainString() -> String? {
+        plainStringRange().map(text)
+    }
+
+    /// Where the text of a string of printable ASCII without escapes lies in ``bytes`` (its
+    /// quotes taken, not included); `nil` for any other, with ``index`` left anywhere.
+    mutating func plainStringRange() -> Range<Int>? {
         guard take(UInt8(ascii: "\"")) else { return nil }
         let start = index
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
                 index += 1
-                return text
+                return start..<(index - 1)
             }
             guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
             index += 1
         }
         return nil
+    }
+
+    /// The bytes of `range` as a `String` (printable ASCII, as ``plainStringRange()`` found them).
+    func text(_ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
+    /// Which of 128 bits stands for a key whose bytes are `key` (FNV-1a's hash, folded): a
+    /// key whose bit is clear among those of the keys before it is new.
+    static func keyBit(_ key: Slice<UnsafeBufferPointer<UInt8>>) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in key { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+        return (hash ^ hash >> 32) & 127
     }
 
     /// Decimal digits: `0`, or up to `limit` digits not starting with `0` whose value fits in

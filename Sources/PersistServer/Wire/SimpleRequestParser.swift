@@ -64,13 +64,6 @@ private extension ByteCursor {
         return .object(members)
     }
 
-    /// Which of 128 bits stands for a key whose bytes are `key` (FNV-1a's hash, folded).
-    static func keyBit(_ key: Slice<UnsafeBufferPointer<UInt8>>) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in key { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        return (hash ^ hash >> 32) & 127
-    }
-
     /// A member's value: a scalar, or an array of scalars.
     mutating func value() -> JSON? {
         guard take(UInt8(ascii: "[")) else { return scalar() }

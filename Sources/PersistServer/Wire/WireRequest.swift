@@ -8,13 +8,38 @@ public struct WireRequest: Sendable, Equatable {
     /// The operation's name.
     public var op: String
     /// The request object, for the op's own fields.
-    public var body: JSON
+    public var body: JSON {
+        get { insert?.body ?? storedBody }
+        set {
+            storedBody = newValue
+            insert = nil
+        }
+    }
+
+    /// ``body``, unless the request is an ``insert`` kept as its line.
+    private var storedBody: JSON
+    /// The request as its line's bytes, when it is an `insert` of the shape ``SimpleInsert``
+    /// reads: ``body`` is then made from the line only when asked for.
+    private(set) var insert: SimpleInsert?
 
     /// Creates a request.
     public init(id: JSON, op: String, body: JSON) {
         self.id = id
         self.op = op
-        self.body = body
+        self.storedBody = body
+    }
+
+    /// An `insert` kept as its line.
+    init(id: JSON, insert: SimpleInsert) {
+        self.id = id
+        self.op = "insert"
+        self.storedBody = .null
+        self.insert = insert
+    }
+
+    /// Requests are equal when their `id`, `op` and ``body`` are, however they are kept.
+    public static func == (lhs: WireRequest, rhs: WireRequest) -> Bool {
+        lhs.id == rhs.id && lhs.op == rhs.op && lhs.body == rhs.body
     }
 
     /// What a line that is not a usable request gives: the error and the `id` to reply with
@@ -31,6 +56,10 @@ public struct WireRequest: Sendable, Equatable {
     /// - Throws: ``DecodingFailure`` with `bad_request` for a line that is not UTF-8 JSON, not an
     ///   object, has an `id` that is neither a string nor an integer, or has no string `op`.
     public static func decode(_ line: [UInt8]) throws(DecodingFailure) -> WireRequest {
+        // An insert of plain values is kept as its bytes, and a line of just an integer `id`
+        // and an `op` (a `save`) is matched whole.
+        if let (id, insert) = SimpleInsert.parse(line) { return WireRequest(id: id, insert: insert) }
+        if let bare = bareRequest(line) { return bare }
         // The common flat shape is read straight from the bytes; anything else (and every
         // malformed line, for its specific error) goes through the general parser.
         let json: JSON
@@ -59,5 +88,16 @@ public struct WireRequest: Sendable, Equatable {
             throw DecodingFailure(id: id, error: WireError(.badRequest, "the request's op must be a string, not \(opValue.typeName)"))
         }
         return WireRequest(id: id, op: op, body: json)
+    }
+
+    /// `{"id":<integer>,"op":"<name>"}` exactly as written here (no whitespace, nothing else),
+    /// as ``SimpleRequestParser`` would give it; `nil` for any other line.
+    private static func bareRequest(_ line: [UInt8]) -> WireRequest? {
+        line.withUnsafeBufferPointer { bytes -> WireRequest? in
+            var cursor = ByteCursor(bytes: bytes)
+            guard cursor.take(#"{"id":"#), let id = cursor.integer(), cursor.take(#","op":"#),
+                  let op = cursor.plainString(), cursor.take(UInt8(ascii: "}")), cursor.atEnd else { return nil }
+            return WireRequest(id: .integer(id), op: op, body: .object([JSON.Member("id", .integer(id)), JSON.Member("op", .string(op))]))
+        }
     }
 }
