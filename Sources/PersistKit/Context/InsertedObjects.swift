@@ -47,7 +47,7 @@ struct InsertedObjects {
 
     /// Lists `objects`, none of which is listed yet, at `position` (at most ``count``): they
     /// were inserted before the objects listed from there on (a queued save that failed gives
-    /// its objects back, ``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completion:)``).
+    /// its objects back, ``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``).
     mutating func insert(_ objects: [ManagedObject], at position: Int) {
         self.objects.insert(contentsOf: objects, at: position)
     }

@@ -36,8 +36,15 @@ extension ManagedObjectContext {
     /// the write is queued as without it. For a caller whose thread has nothing else to do
     /// meanwhile (an event loop with no other client waiting); a thread serving others should
     /// not take it, as the transaction holds it for the commit's writes.
+    ///
+    /// `completingOn`: where the second half runs instead of the committer thread, which hands
+    /// it over once the write committed (or failed): the executor runs it on a thread of its
+    /// own (an event loop), still inside `performAndWait` on the context's queue. Whatever the
+    /// save made on the caller's thread is then freed there too, and the committer goes on to
+    /// the next group at once.
     @discardableResult
     package func saveQueued(overlapping: Bool = false, leadingIfIdle: Bool = false,
+                            completingOn: (@Sendable (@escaping @Sendable () -> Void) -> Void)? = nil,
                             completion: @escaping ((any Error)?) -> Void) -> Bool {
         onQueue {
             do {
@@ -57,7 +64,8 @@ extension ManagedObjectContext {
                 }
                 let (plan, known) = try commitPlan(for: save)
                 let queued = QueuedSave(store: store, save: save, plan: plan, known: known,
-                                        overlapping: overlapping && mayOverlap(save), leadingIfIdle: leadingIfIdle)
+                                        overlapping: overlapping && mayOverlap(save), leadingIfIdle: leadingIfIdle,
+                                        completingOn: completingOn)
                 if queued.overlapping {
                     insertedInOrder.removeAll()
                     takenBackInFront = 0
@@ -83,12 +91,12 @@ extension ManagedObjectContext {
         }
     }
 
-    /// Whether a save queued with ``saveQueued(overlapping:leadingIfIdle:completion:)`` is still to finish
+    /// Whether a save queued with ``saveQueued(overlapping:leadingIfIdle:completingOn:completion:)`` is still to finish
     /// with its objects out of the change sets (a PersistKit addition).
     package var hasOverlappingSaves: Bool { onQueue { overlappingSaves > 0 } }
 
     /// Whether `save` may overlap the context's later work (see
-    /// ``saveQueued(overlapping:leadingIfIdle:completion:)``): it saves every pending change, and they are
+    /// ``saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``): it saves every pending change, and they are
     /// new plain objects that no other object refers to, and whose uniqueness constraints, if
     /// any, a clash can only fail (the error policy), so no later change can touch its objects,
     /// and no conflict can change them. (A clash with a save still in flight is found by the
@@ -135,12 +143,12 @@ extension ManagedObjectContext {
         if overlappingSaves == 0 { takenBackInFront = 0 }
     }
 
-    /// Whether ``saveQueued(overlapping:leadingIfIdle:completion:)`` queues this context's writes: it is a root context
+    /// Whether ``saveQueued(overlapping:leadingIfIdle:completingOn:completion:)`` queues this context's writes: it is a root context
     /// whose coordinator has one SQLite store for every entity. Otherwise it saves at once,
     /// and may wait for the store's write lock.
     package var queuesSaves: Bool { queueingStore != nil }
 
-    /// The store ``saveQueued(overlapping:leadingIfIdle:completion:)`` queues writes for, if it does.
+    /// The store ``saveQueued(overlapping:leadingIfIdle:completingOn:completion:)`` queues writes for, if it does.
     private var queueingStore: SQLiteStore? {
         guard settings.withLock({ $0.parent == nil }) else { return nil }
         return persistentStoreCoordinator?.soleStoreForEveryEntity() as? SQLiteStore
@@ -155,7 +163,8 @@ extension ManagedObjectContext {
             request = entry.request
             queued.insertedObjects = entry.objects(split: split, plan: queued.plan)
         }
-        queued.store.saveAssigningKeysQueued(request, leadingIfIdle: queued.leadingIfIdle) { [self] result in
+        queued.store.saveAssigningKeysQueued(request, leadingIfIdle: queued.leadingIfIdle,
+                                             completingOn: queued.completingOn) { [self] result in
             performAndWait { finish(queued, result, completion: completion) }
         }
     }
@@ -186,7 +195,7 @@ extension ManagedObjectContext {
 }
 
 /// A save whose write is queued for a SQLite store's group commit
-/// (``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completion:)``), between its two halves.
+/// (``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``), between its two halves.
 private final class QueuedSave: @unchecked Sendable {
     // @unchecked Sendable: made on the context's queue, and used only there: the write's
     // completion reads it inside the context's `performAndWait`, and the store's threads
@@ -200,21 +209,24 @@ private final class QueuedSave: @unchecked Sendable {
     /// The objects of the request's inserted rows, by position.
     var insertedObjects: [ManagedObject] = []
     /// The save's objects are out of the context's change sets while its write is queued
-    /// (``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completion:)``).
+    /// (``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``).
     let overlapping: Bool
     /// The saving thread commits the write itself when the group commit is idle
-    /// (``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completion:)``).
+    /// (``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``).
     let leadingIfIdle: Bool
     /// Whether the save's completion ran (on the context's queue).
     var isFinished = false
+    /// Where the committer has the second half run (``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``).
+    let completingOn: SQLiteCommitQueue.Executor?
 
     init(store: SQLiteStore, save: ManagedObjectContext.PreparedSave, plan: CommitPlan, known: StoreWrites.Known?,
-         overlapping: Bool, leadingIfIdle: Bool) {
+         overlapping: Bool, leadingIfIdle: Bool, completingOn: SQLiteCommitQueue.Executor?) {
         self.store = store
         self.save = save
         self.plan = plan
         self.known = known
         self.overlapping = overlapping
         self.leadingIfIdle = leadingIfIdle
+        self.completingOn = completingOn
     }
 }

@@ -515,7 +515,7 @@ extension ManagedObjectContext {
     /// `didSave()` does nothing (as ``InsertedObjects/undeleted()`` found at the save's start;
     /// `inserted` is those objects, or fewer). `insertedSet`, when given, is `Set(inserted)`
     /// built already. `ownsChangeSets` false: the save's objects were taken out of the change
-    /// sets when its write was queued (``saveQueued(overlapping:leadingIfIdle:completion:)``), and what the
+    /// sets when its write was queued (``saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``), and what the
     /// sets hold now belongs to later changes; they are left as they are.
     func didCommit(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], versionBump: Bool,
                    insertedArePlain: Bool, insertedSet: Set<ManagedObject>? = nil, leftOut: [ManagedObject] = [],

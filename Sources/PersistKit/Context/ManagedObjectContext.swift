@@ -81,7 +81,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// the objects other than inserted ones reported changed since the round began, in order,
     /// once per change; `nil` at other times, when nothing is noted.
     @exclusivity(unchecked) var willSaveChanges: [ManagedObject]?
-    /// How many saves queued with ``saveQueued(overlapping:leadingIfIdle:completion:)`` took their objects
+    /// How many saves queued with ``saveQueued(overlapping:leadingIfIdle:completingOn:completion:)`` took their objects
     /// out of the change sets and are still to finish.
     @exclusivity(unchecked) var overlappingSaves = 0
     /// How many objects at the front of `insertedInOrder` overlapping saves that failed put

@@ -227,8 +227,10 @@ public final class Server: @unchecked Sendable {
                 continue
             }
             Logger.daemon.log(.info, "connection opened (\(access.rawValue))", [.connection(id)] + LogField.peer(peer))
-            let session = Session(state: state, peer: peer, name: "connection \(id)")
-            let connection = Connection(id: id, descriptor: descriptor, loop: loops[id % loops.count], session: session,
+            let loop = loops[id % loops.count]
+            // The connection's saves are finished, and answered, on its loop's thread.
+            let session = Session(state: state, peer: peer, name: "connection \(id)", completingOn: { loop.execute($0) })
+            let connection = Connection(id: id, descriptor: descriptor, loop: loop, session: session,
                                         configuration: configuration, statistics: state.statistics) { [weak self] closed in
                 guard let server = self else { return }
                 server.queue.async { server.connectionClosed(closed) }

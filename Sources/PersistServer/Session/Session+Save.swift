@@ -45,7 +45,7 @@ extension Session {
     /// `then` runs: `then` ran already, or the save overlaps (see ``SaveMode``).
     ///
     /// `leadingIfIdle`: a queued save commits on this thread when the store's group commit is
-    /// idle (`ManagedObjectContext.saveQueued(overlapping:leadingIfIdle:completion:)`).
+    /// idle (`ManagedObjectContext.saveQueued(overlapping:leadingIfIdle:completingOn:completion:)`).
     @discardableResult
     func saveCounts(_ body: JSON, mode: SaveMode, leadingIfIdle: Bool = false,
                     then: @escaping (Result<SaveCounts, WireError>) -> Void) -> Bool {
@@ -80,7 +80,8 @@ extension Session {
             }
             return true
         }
-        return context.saveQueued(overlapping: mode == .overlapping && policy == nil, leadingIfIdle: leadingIfIdle, completion: finish)
+        return context.saveQueued(overlapping: mode == .overlapping && policy == nil, leadingIfIdle: leadingIfIdle,
+                                  completingOn: completingOn, completion: finish)
     }
 
     /// The reply to a `save` of a batch of writes, saved as `mode` says

@@ -6,7 +6,7 @@ extension Session {
     ///
     /// Saves are queued for the store's group commit, so no thread waits for a `COMMIT`:
     /// - an `insert`+`save` unit overlaps the units after it when its save writes new objects
-    ///   alone (`ManagedObjectContext.saveQueued(overlapping:leadingIfIdle:completion:)`): the next unit runs
+    ///   alone (`ManagedObjectContext.saveQueued(overlapping:leadingIfIdle:completingOn:completion:)`): the next unit runs
     ///   while its write waits for its group, and a pipelined batch's saves commit together;
     /// - any other request waits until the saves before it are done, and the batch goes on in
     ///   a hop to the context's queue; a `save` that ends the batch is queued, one in the
@@ -21,7 +21,7 @@ extension Session {
     /// between two saves, the rest of the batch is still to run.
     ///
     /// `leadingIfIdle`: the batch's saves commit on this thread when the store's group commit
-    /// is idle (`ManagedObjectContext.saveQueued(overlapping:leadingIfIdle:completion:)`).
+    /// is idle (`ManagedObjectContext.saveQueued(overlapping:leadingIfIdle:completingOn:completion:)`).
     func writeReplies(_ requests: [WireRequest], leadingIfIdle: Bool = false, then: @escaping ([WireReply]) -> Void) {
         writeBatches.withLock { $0.inFlight += 1 }
         advance(WriteBatch(requests, leadingIfIdle: leadingIfIdle) { [self] replies in

@@ -41,6 +41,11 @@ public final class Session: Sendable {
     /// (``simpleInsertedObject(_:)``), so the next of the same entity is found by comparing
     /// its name's bytes.
     let lastInsertPlan = Locked<WireValuePlan?>(nil)
+    /// Where the second half of this session's queued saves runs, and their replies are made,
+    /// once the store committed them: the connection's event loop, which made the saves'
+    /// objects and so frees them on its own thread (`ManagedObjectContext.saveQueued`); `nil`,
+    /// on the group commit's committer thread.
+    let completingOn: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
     /// The peer's access as last decided (``access()``): the policy's generation shifted left
     /// by two, then the access's code (0 refused, 1 read-only, 2 full); `UInt64.max`, no
     /// generation, before the first decision. An atomic, not a lock: read on the event loop's
@@ -94,9 +99,11 @@ public final class Session: Sendable {
     }
 
     /// Creates a session with a new background context.
-    public init(state: ServerState, peer: PeerCredentials?, name: String) {
+    public init(state: ServerState, peer: PeerCredentials?, name: String,
+                completingOn: (@Sendable (@escaping @Sendable () -> Void) -> Void)? = nil) {
         self.state = state
         self.peer = peer
+        self.completingOn = completingOn
         self.context = state.container.newBackgroundContext()
         context.name = name
         // Nothing observes a connection's context: its saves post nothing (the subscription
@@ -213,7 +220,7 @@ public final class Session: Sendable {
     ///
     /// A single `insert`+`save` unit that starts on the calling thread, when `onIdleThread`
     /// says that thread has nothing else to do, commits there if the store's group commit is
-    /// idle (`ManagedObjectContext.saveQueued(overlapping:leadingIfIdle:completion:)`): a
+    /// idle (`ManagedObjectContext.saveQueued(overlapping:leadingIfIdle:completingOn:completion:)`): a
     /// client saving alone is answered without the two thread wake-ups of a hand-over to the
     /// committer and back. Several units, or a thread with other clients ready, queue as usual,
     /// so that their saves share groups.

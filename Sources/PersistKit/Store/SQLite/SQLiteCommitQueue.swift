@@ -47,8 +47,16 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     // `lock`, once its group is done, when no other thread touches the write any more (or, for
     // a queued write its own thread led, that thread, after its group is done).
 
+    /// Runs a queued write's completion somewhere else than the committer thread: called
+    /// there with the call to make, once the write's group is done (see ``Write/completingOn``).
+    typealias Executor = @Sendable (@escaping @Sendable () -> Void) -> Void
+
     /// One write waiting for, or taking part in, a group.
-    final class Write {
+    final class Write: @unchecked Sendable {
+        // @unchecked Sendable: a write is touched under the queue's `lock`, or by one thread
+        // at a time as the queue's comment says; a queued write with an executor is handed to
+        // it whole once its group is done and the committer let go of it
+        // (``completeQueued()``), when no other thread touches it any more.
         /// Runs the write's statements on the connection, inside the group's transaction;
         /// cleared once its group ran: by the write's own thread (the closure does not outlive
         /// the call that submitted it), or, for a queued write, by the committer.
@@ -78,12 +86,21 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         /// Whether no thread waits for the write: it was made with a completion, which reports
         /// the outcome.
         let isQueued: Bool
+        /// Where the committer has a queued write's completion run (``completeQueued()``):
+        /// `nil`, on the committer thread itself. With an executor, the completion, and the
+        /// release of what the write holds, run where the executor runs them, so the thread
+        /// that made the write's objects (an event loop) frees them too: freed on the
+        /// committer, each went back to the other thread's `malloc` arena under its lock,
+        /// and the two threads waited for each other there.
+        let completingOn: Executor?
 
-        init(what: String, body: @escaping (SQLiteConnection) throws -> Void, completion: (((any Error)?) -> Void)? = nil) {
+        init(what: String, body: @escaping (SQLiteConnection) throws -> Void, completion: (((any Error)?) -> Void)? = nil,
+             completingOn: Executor? = nil) {
             self.what = what
             self.body = body
             self.completion = completion
             self.isQueued = completion != nil
+            self.completingOn = completingOn
         }
 
         /// ``wake``, made if the write has none yet; called with the queue's lock held.
@@ -101,6 +118,13 @@ final class SQLiteCommitQueue: @unchecked Sendable {
             self.completion = nil
             body = nil
             completion?(failure)
+        }
+
+        /// ``complete()``, on the committer thread: handed to ``completingOn`` when the write
+        /// has one, else called at once.
+        func completeQueued() {
+            guard let completingOn else { return complete() }
+            completingOn { self.complete() }
         }
     }
 
@@ -198,8 +222,9 @@ final class SQLiteCommitQueue: @unchecked Sendable {
 
     /// Queues `write`, which has a `completion`, and returns at once: the write joins the
     /// running group or the next one (led by the committer thread, unless a waiting thread
-    /// leads it first), and its completion is called on the committer thread once its group's
-    /// `COMMIT` returned, or the write failed. `runGroup` is as for ``submit(_:runGroup:)``.
+    /// leads it first), and its completion is called on the committer thread (or handed to the
+    /// write's ``Write/completingOn``) once its group's `COMMIT` returned, or the write failed.
+    /// `runGroup` is as for ``submit(_:runGroup:)``.
     ///
     /// `leadingIfIdle`: when no group runs, no write waits, no completion is pending, and no
     /// other thread expects or announced a write, the calling thread leads the write's group
@@ -303,7 +328,7 @@ final class SQLiteCommitQueue: @unchecked Sendable {
                 let done = completions
                 completions = []
                 lock.unlock()
-                for write in done { write.complete() }
+                for write in done { write.completeQueued() }
                 lock.lock()
                 continue
             }

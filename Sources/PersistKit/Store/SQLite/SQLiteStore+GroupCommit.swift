@@ -45,9 +45,11 @@ extension SQLiteStore {
     /// ``inGroupCommit(_:_:)``, on whichever thread leads its group. `leadingIfIdle`: with
     /// nothing else going on in the group commit, this thread runs the transaction and calls
     /// `completion` before returning (`SQLiteCommitQueue.submitQueued(_:leadingIfIdle:runGroup:)`).
+    /// `completingOn`: where the committer thread has `completion` run instead
+    /// (`SQLiteCommitQueue.Write.completingOn`).
     func inGroupCommitQueued(_ what: String, leadingIfIdle: Bool = false, _ body: @escaping (SQLiteConnection) throws -> Void,
-                             completion: @escaping ((any Error)?) -> Void) {
-        let write = SQLiteCommitQueue.Write(what: what, body: body, completion: completion)
+                             completingOn: SQLiteCommitQueue.Executor? = nil, completion: @escaping ((any Error)?) -> Void) {
+        let write = SQLiteCommitQueue.Write(what: what, body: body, completion: completion, completingOn: completingOn)
         commitQueue.submitQueued(write, leadingIfIdle: leadingIfIdle) { [self] group in commitGroup(group) }
     }
 

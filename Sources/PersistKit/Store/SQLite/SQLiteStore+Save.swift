@@ -177,8 +177,10 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// returns them) once the transaction committed, or the error, on the group commit's
     /// committer thread, or at once on this thread when nothing is to be written or the store
     /// is read-only, or, with `leadingIfIdle`, when this thread ran the transaction itself
-    /// because nothing else was going on in the group commit (``inGroupCommitQueued(_:leadingIfIdle:_:completion:)``).
+    /// because nothing else was going on in the group commit (``inGroupCommitQueued(_:leadingIfIdle:_:completingOn:completion:)``).
+    /// `completingOn`: where the committer thread has `completion` run instead.
     func saveAssigningKeysQueued(_ request: StoreSaveRequest, leadingIfIdle: Bool = false,
+                                 completingOn: SQLiteCommitQueue.Executor? = nil,
                                  completion: @escaping (Result<AssignedKeys, any Error>) -> Void) {
         guard !request.isEmpty else { return completion(.success(.none)) }
         guard !isReadOnly else { return completion(.failure(readOnlyError("save"))) }
@@ -186,7 +188,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
         inGroupCommitQueued(Self.saveFailure, leadingIfIdle: leadingIfIdle, { [self] connection in
             outcome.historyNumber = nil
             outcome.assignedKeys = try writeRows(request, assigningKeys: true, connection, historyNumber: &outcome.historyNumber)
-        }, completion: { [self] failure in
+        }, completingOn: completingOn, completion: { [self] failure in
             if let failure { return completion(.failure(failure)) }
             if let historyNumber = outcome.historyNumber { noteOwnTransaction(historyNumber) }
             completion(.success(outcome.assignedKeys))
