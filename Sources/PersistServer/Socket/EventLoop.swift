@@ -1,5 +1,6 @@
 import Foundation
 import PersistKit
+import Synchronization
 
 /// What an ``EventLoop`` calls when a registered descriptor is ready; on the loop's thread.
 protocol EventLoopHandler: AnyObject {
@@ -24,6 +25,9 @@ final class EventLoop: @unchecked Sendable {
     private let epoll: Epoll
     /// Tasks waiting to run, and whether the loop was woken for them since it last took them.
     private let tasks = Locked<(waiting: [@Sendable () -> Void], woken: Bool)>(([], false))
+    /// The loop's thread (`pthread_self()` in ``run()``; 0 before it starts): a task handed over
+    /// on that thread needs no wake-up, as the loop runs every task before it waits again.
+    private let loopThread = Atomic<UInt>(0)
     private var handlers: [UInt64: any EventLoopHandler] = [:]
     private var nextToken: UInt64 = 1
     private var isStopping = false
@@ -95,7 +99,10 @@ final class EventLoop: @unchecked Sendable {
             state.woken = true
             return true
         }
-        if wake { epoll.wake() }
+        // On the loop's thread (a task finishing a save hands the connection its replies), the
+        // loop takes the task before it waits again (``runTasks()``): writing the eventfd would
+        // only make the next wait return at once.
+        if wake && loopThread.load(ordering: .relaxed) != pthread_self() { epoll.wake() }
     }
 
     /// Ends the loop's thread once the tasks handed over so far have run. Every descriptor
@@ -145,6 +152,7 @@ final class EventLoop: @unchecked Sendable {
     private static let pollsBeforeSleeping = 50
 
     private func run() {
+        loopThread.store(pthread_self(), ordering: .relaxed)
         var idlePolls = 0
         while !isStopping {
             let count = epoll.wait(timeout: idlePolls < Self.pollsBeforeSleeping ? 0 : -1) { event in
@@ -172,12 +180,16 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Runs the tasks handed over, and those they hand over in turn, until none is left.
     private func runTasks() {
-        let batch = tasks.withLock { state -> [@Sendable () -> Void] in
-            state.woken = false
-            defer { state.waiting.removeAll(keepingCapacity: true) }
-            return state.waiting
+        while true {
+            let batch = tasks.withLock { state -> [@Sendable () -> Void] in
+                state.woken = false
+                defer { state.waiting.removeAll(keepingCapacity: true) }
+                return state.waiting
+            }
+            if batch.isEmpty { return }
+            for task in batch { task() }
         }
-        for task in batch { task() }
     }
 }
