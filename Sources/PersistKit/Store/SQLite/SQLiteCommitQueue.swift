@@ -23,8 +23,9 @@ import Foundation
 ///
 /// A write can also be queued without its thread waiting (``submitQueued(_:runGroup:)``): the
 /// queue's committer thread, started on first use and ended after a second without work, leads
-/// the groups such writes start and runs each queued write's completion once its group is done
-/// (a group led by a waiting thread hands its queued members' completions to the committer).
+/// the groups such writes start and runs each queued write's completion once its group is done,
+/// or hands it to the write's executor (``Write/completingOn``) (a group led by a waiting thread
+/// hands its queued members' completions to the committer).
 /// A context's save then frees its thread while the store commits, and a group of N queued
 /// writes costs the committer one wake-up instead of N threads parked on semaphores. A queued
 /// write submitted with nothing else going on may be led by its own thread instead
@@ -45,7 +46,8 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     // leader took after setting it); a queued write has no such thread: the committer reads its
     // `failure` and clears its `completion` and `body` after taking it from `completions` under
     // `lock`, once its group is done, when no other thread touches the write any more (or, for
-    // a queued write its own thread led, that thread, after its group is done).
+    // a queued write its own thread led, that thread, after its group is done; or, for a write
+    // with an executor, the executor's thread, which the committer hands the whole write to).
 
     /// Runs a queued write's completion somewhere else than the committer thread: called
     /// there with the call to make, once the write's group is done (see ``Write/completingOn``).
