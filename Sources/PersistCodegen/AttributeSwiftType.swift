@@ -11,8 +11,8 @@ import PersistKit
 /// - Transformable: the Swift type its `attributeValueClassName` names when that is one of
 ///   ``transformableTypes``, otherwise `Any?`. `Undefined`: `Any?`. `Object ID`: `ManagedObjectID?`.
 ///
-/// A plain attribute is read with PersistKit's typed getter for its type (`int64(forKey:)`,
-/// `string(forKey:)`, …), narrowed to `Int16`, `Int32` or `Float` where the getter gives a
+/// A plain attribute is read with PersistKit's typed getter for its type (`int64(_:)`,
+/// `string(_:)`, … through an ``AttributeKey`` the class keeps), narrowed to `Int16`, `Int32` or `Float` where the getter gives a
 /// wider type; the others with `value(forKey:)` and a cast.
 struct AttributeSwiftType: Equatable {
     /// The type without the optional marker (`Int64`, `[String: Any]`); `Any` for untyped values.
@@ -97,12 +97,17 @@ struct AttributeSwiftType: Equatable {
             .replacingOccurrences(of: "Data", with: plan.qualified("Data"))
     }
 
-    /// The getter expression for the attribute whose key literal is `key`.
-    func getter(key: String) -> String {
+    /// Whether the attribute is read with a typed getter, which takes an ``AttributeKey`` the
+    /// class keeps (``getter(key:attributeKey:)``).
+    var usesAttributeKey: Bool { base != "Any" && typedGetter != nil }
+
+    /// The getter expression for the attribute whose key literal is `key`; a typed getter reads
+    /// through `attributeKey`, the expression of the class's ``AttributeKey`` for it, when given.
+    func getter(key: String, attributeKey: String? = nil) -> String {
         if base == "Any" { return "value(forKey: \(key))" }
         let read: String
         if let typedGetter {
-            read = "\(typedGetter)(forKey: \(key))" + (narrowing.map { ".map { \($0) }" } ?? "")
+            read = "\(typedGetter)(\(attributeKey ?? "forKey: \(key)"))" + (narrowing.map { ".map { \($0) }" } ?? "")
         } else {
             read = "value(forKey: \(key)) as? \(base)"
         }

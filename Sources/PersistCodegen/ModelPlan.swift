@@ -100,7 +100,7 @@ struct ModelPlan {
         switch name {
         case "Date", "Data", "UUID", "URL", "Decimal": return "Foundation." + name
         case "ManagedObject", "ManagedObjectContext", "ManagedObjectModel", "ManagedObjectID",
-             "FetchRequest", "TypedManagedObject", "EntityDescription":
+             "FetchRequest", "TypedManagedObject", "EntityDescription", "AttributeKey":
             return "PersistKit." + name
         default: return "Swift." + name
         }

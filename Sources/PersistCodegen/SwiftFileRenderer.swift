@@ -99,6 +99,7 @@ struct SwiftFileRenderer {
         lines.append(contentsOf: namesEnum("Attributes", "attributes", attributes, entity: entity))
         lines.append("")
         lines.append(contentsOf: namesEnum("Relationships", "relationships", relationships, entity: entity))
+        lines.append(contentsOf: attributeKeysEnum(entity))
 
         for property in entity.properties {
             lines.append("")
@@ -132,11 +133,31 @@ struct SwiftFileRenderer {
         return lines
     }
 
+    /// `private enum AttributeKeys { static let name = AttributeKey("name") }` over the entity's
+    /// own attributes read with a typed getter, preceded by an empty line; nothing when it has none.
+    func attributeKeysEnum(_ entity: EntityDescription) -> [String] {
+        let keyed = entity.properties.compactMap { $0 as? AttributeDescription }
+            .filter { AttributeSwiftType($0, plan: plan).usesAttributeKey }
+        guard !keyed.isEmpty else { return [] }
+        var lines = [
+            "",
+            "    /// The keys the typed getters read the attributes with: each keeps the attribute's slot.",
+            "    private enum AttributeKeys {",
+        ]
+        for attribute in keyed {
+            let member = SwiftNames.declared(plan.memberName(attribute, in: entity))
+            lines.append("        static let \(member) = \(plan.qualified("AttributeKey"))(\(SwiftNames.literal(attribute.name)))")
+        }
+        lines.append("    }")
+        return lines
+    }
+
     /// The typed property of one attribute.
     func attributeAccessor(_ attribute: AttributeDescription, entity: EntityDescription) -> [String] {
         let type = AttributeSwiftType(attribute, plan: plan)
         let key = SwiftNames.literal(attribute.name)
         let member = SwiftNames.declared(plan.memberName(attribute, in: entity))
+        let attributeKey = type.usesAttributeKey ? "AttributeKeys.\(member)" : nil
         var facts = [attribute.attributeType.xcodeName, attribute.isOptional ? "optional" : "required"]
         if attribute.isTransient { facts.append("transient") }
         if attribute.usesScalarValueType, type.fallback != nil { facts.append("scalar: nil reads as \(type.fallback ?? "")") }
@@ -144,7 +165,7 @@ struct SwiftFileRenderer {
         return [
             "    /// The attribute `\(attribute.name)` (\(facts.joined(separator: ", "))).",
             "    \(modifier)var \(member): \(type.declared) {",
-            "        get { \(type.getter(key: key)) }",
+            "        get { \(type.getter(key: key, attributeKey: attributeKey)) }",
             "        set { setValue(newValue, forKey: \(key)) }",
             "    }",
         ]

@@ -25,12 +25,14 @@ enum SwiftNames {
     ]
 
     /// Names of the members every generated class declares itself.
-    static let generatedMembers: Set<String> = ["Attributes", "Relationships"]
+    static let generatedMembers: Set<String> = ["Attributes", "Relationships", "AttributeKeys"]
 
     /// Type names a generated class may not take, because generated code or Swift needs them:
-    /// the modules generated code imports or qualifies with, and `Type`/`Protocol`.
+    /// the modules generated code imports or qualifies with, `Type`/`Protocol`, and the
+    /// private `AttributeKeys` every class with typed attributes declares (inside such a class
+    /// it would hide a class of that name).
     static let reservedTypeNames: Set<String> = [
-        "Swift", "Foundation", "PersistKit", "Dispatch", "Glibc", "Type", "Protocol",
+        "Swift", "Foundation", "PersistKit", "Dispatch", "Glibc", "Type", "Protocol", "AttributeKeys",
     ]
 
     /// `text` made into a valid Swift identifier: characters other than letters, digits and

@@ -68,18 +68,23 @@ struct CodeGeneratorTests {
             AttributeDescription(name: "default", type: .string),
             AttributeDescription(name: "Type", type: .string),
             AttributeDescription(name: "Attributes", type: .string),
+            AttributeDescription(name: "AttributeKeys", type: .string),
             AttributeDescription(name: "Type_", type: .string),
             AttributeDescription(name: "value", type: .string),
         ])
         let model = ManagedObjectModel(entities: [entity])
         try model.freeze()
         #expect(ModelPlan.memberNames(for: entity) == [
-            "default": "default", "Type": "Type_", "Attributes": "Attributes_", "Type_": "Type__", "value": "value",
+            "default": "default", "Type": "Type_", "Attributes": "Attributes_", "AttributeKeys": "AttributeKeys_",
+            "Type_": "Type__", "value": "value",
         ])
+        #expect(ModelPlan.className(for: EntityDescription(name: "AttributeKeys", properties: []), registryName: "R") == "AttributeKeysEntity")
         let text = CodeGenerator().files(for: model, modelFileName: "E.json")[0].contents
-        #expect(text.contains("    var `default`: String? {\n        get { string(forKey: \"default\") }"))
+        #expect(text.contains("    var `default`: String? {\n        get { string(AttributeKeys.`default`) }"))
         #expect(text.contains("        static let `default`: String = \"default\""))
-        #expect(text.contains("    var Type_: String? {\n        get { string(forKey: \"Type\") }"))
+        #expect(text.contains("        static let `default` = AttributeKey(\"default\")"))
+        #expect(text.contains("    var Type_: String? {\n        get { string(AttributeKeys.Type_) }"))
+        #expect(text.contains("        static let Type_ = AttributeKey(\"Type\")"))
     }
 
     @Test("each attribute type is read with its typed getter, narrowed where the getter is wider; the rest with a cast")
@@ -103,22 +108,26 @@ struct CodeGeneratorTests {
         let text = CodeGenerator().files(for: model, modelFileName: "E.json")[0].contents
         let getters = text.split(separator: "\n").filter { $0.contains("get { ") }.map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(getters == [
-            "get { int64(forKey: \"a16\").map { Int16(truncatingIfNeeded: $0) } }",
-            "get { int64(forKey: \"a32\").map { Int32(truncatingIfNeeded: $0) } ?? 0 }",
-            "get { int64(forKey: \"a64\") }",
-            "get { double(forKey: \"aDouble\") ?? 0 }",
-            "get { double(forKey: \"aFloat\").map { Float($0) } }",
-            "get { decimal(forKey: \"aDecimal\") }",
-            "get { bool(forKey: \"aBool\") ?? false }",
-            "get { string(forKey: \"aString\") }",
-            "get { date(forKey: \"aDate\") }",
-            "get { data(forKey: \"aData\") }",
-            "get { uuid(forKey: \"aUUID\") }",
-            "get { url(forKey: \"aURL\") }",
+            "get { int64(AttributeKeys.a16).map { Int16(truncatingIfNeeded: $0) } }",
+            "get { int64(AttributeKeys.a32).map { Int32(truncatingIfNeeded: $0) } ?? 0 }",
+            "get { int64(AttributeKeys.a64) }",
+            "get { double(AttributeKeys.aDouble) ?? 0 }",
+            "get { double(AttributeKeys.aFloat).map { Float($0) } }",
+            "get { decimal(AttributeKeys.aDecimal) }",
+            "get { bool(AttributeKeys.aBool) ?? false }",
+            "get { string(AttributeKeys.aString) }",
+            "get { date(AttributeKeys.aDate) }",
+            "get { data(AttributeKeys.aData) }",
+            "get { uuid(AttributeKeys.aUUID) }",
+            "get { url(AttributeKeys.aURL) }",
             "get { value(forKey: \"anID\") as? ManagedObjectID }",
             "get { value(forKey: \"anything\") }",
             "get { value(forKey: \"aTransformable\") }",
         ])
+        // The keys: one for each attribute read with a typed getter, none for the others.
+        let keys = text.split(separator: "\n").filter { $0.contains("= AttributeKey(") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(keys == ["a16", "a32", "a64", "aDouble", "aFloat", "aDecimal", "aBool", "aString", "aDate", "aData", "aUUID", "aURL"]
+            .map { "static let \($0) = AttributeKey(\"\($0)\")" })
     }
 
     @Test("the machine file of a small model, exactly")
@@ -168,9 +177,14 @@ struct CodeGeneratorTests {
                     public static let cups: String = "cups"
                 }
 
+                /// The keys the typed getters read the attributes with: each keeps the attribute's slot.
+                private enum AttributeKeys {
+                    static let count = AttributeKey("count")
+                }
+
                 /// The attribute `count` (Integer 64, required, scalar: nil reads as 0).
                 public var count: Int64 {
-                    get { int64(forKey: "count") ?? 0 }
+                    get { int64(AttributeKeys.count) ?? 0 }
                     set { setValue(newValue, forKey: "count") }
                 }
 

@@ -55,6 +55,64 @@ struct TypedValueGetterTests {
             #expect(empty.decimal(forKey: "dec") == nil && empty.bool(forKey: "flag") == nil)
             #expect(empty.date(forKey: "day") == nil && empty.data(forKey: "blob") == nil)
             #expect(empty.uuid(forKey: "uid") == nil && empty.url(forKey: "link") == nil)
+            // The getters through an `AttributeKey` give the same, read twice (found by name,
+            // then by the slot the key kept).
+            for _ in 0..<2 {
+                for object in [full, empty] {
+                    for key in ["i16", "i32", "i64"] { #expect(object.int64(Self.keys[key]!) == object.int64(forKey: key)) }
+                    for key in ["dbl", "flt"] { #expect(object.double(Self.keys[key]!) == object.double(forKey: key)) }
+                    #expect(object.decimal(Self.keys["dec"]!) == object.decimal(forKey: "dec"))
+                    #expect(object.string(Self.keys["str"]!) == object.string(forKey: "str"))
+                    #expect(object.bool(Self.keys["flag"]!) == object.bool(forKey: "flag"))
+                    #expect(object.date(Self.keys["day"]!) == object.date(forKey: "day"))
+                    #expect(object.data(Self.keys["blob"]!) == object.data(forKey: "blob"))
+                    #expect(object.uuid(Self.keys["uid"]!) == object.uuid(forKey: "uid"))
+                    #expect(object.url(Self.keys["link"]!) == object.url(forKey: "link"))
+                }
+            }
+        }
+    }
+
+    /// One key per attribute of the sample entity, shared by every test and store type, as a
+    /// generated class's keys are shared by all its objects.
+    static let keys = Dictionary(uniqueKeysWithValues: ["i16", "i32", "i64", "dbl", "flt", "dec", "str", "flag", "day", "blob", "uid", "link"]
+        .map { ($0, AttributeKey($0)) })
+
+    /// A key read in objects of entities (and models) whose slot for its name differs finds the
+    /// right slot in each, however the reads alternate.
+    @Test func oneKeyAcrossEntitiesWithOtherSlots() throws {
+        let first = EntityDescription(name: "First", properties: [
+            AttributeDescription(name: "name", type: .string), AttributeDescription(name: "rank", type: .integer64),
+        ])
+        let second = EntityDescription(name: "Second", properties: [
+            AttributeDescription(name: "note", type: .string), AttributeDescription(name: "extra", type: .integer64),
+            AttributeDescription(name: "rank", type: .integer64),
+        ])
+        let third = EntityDescription(name: "First", properties: [
+            AttributeDescription(name: "other", type: .boolean), AttributeDescription(name: "rank", type: .integer64),
+        ])
+        let rank = AttributeKey("rank")
+        let contexts = [
+            ContextTestModel.context(try ContextTestModel.coordinator(model: ManagedObjectModel(entities: [first, second]))),
+            ContextTestModel.context(try ContextTestModel.coordinator(model: ManagedObjectModel(entities: [third]))),
+        ]
+        var objects: [ManagedObject] = []
+        for (context, names) in zip(contexts, [["First", "Second"], ["First"]]) {
+            context.performAndWait {
+                for (index, name) in names.enumerated() {
+                    // The model's own entity of that name (the two models each have a "First").
+                    let entity = context.persistentStoreCoordinator!.managedObjectModel.entitiesByName[name]!
+                    let object = ManagedObject(entity: entity, insertInto: context)
+                    object.setValue(Int64(100 * objects.count + index), forKey: "rank")
+                    objects.append(object)
+                }
+            }
+        }
+        for round in 0..<3 {
+            for (position, object) in objects.enumerated() where (position + round) % 2 == 0 || round == 2 {
+                let (read, expected) = object.managedObjectContext!.performAndWait { (object.int64(rank), object.int64(forKey: "rank")) }
+                #expect(read == expected && read != nil, "round \(round), \(object.entity.name)")
+            }
         }
     }
 

@@ -13,10 +13,21 @@ import Foundation
 extension ManagedObject {
     /// The value of the integer (16, 32 or 64 bit) or Boolean attribute `key` as an `Int64`,
     /// or `nil` when it has none, firing the fault if needed.
-    ///
-    /// Generated accessors use it: `var ibu: Int64 { int64(forKey: "ibu") ?? 0 }`.
     public func int64(forKey key: String) -> Int64? {
-        switch storedAttributeValue(forKey: key) {
+        int64(storedAttributeValue(forKey: key), key: key)
+    }
+
+    /// ``int64(forKey:)`` for the attribute `key` names, its slot found by comparing one word
+    /// once `key` found it in an object of the same entity (``AttributeKey``).
+    ///
+    /// Generated accessors use it: `var ibu: Int64 { int64(AttributeKeys.ibu) ?? 0 }`.
+    public func int64(_ key: AttributeKey) -> Int64? {
+        int64(storedAttributeValue(key), key: key.name)
+    }
+
+    /// The Int64 of the stored value `value` of the attribute `key`, as the getters read it.
+    @inline(__always) private func int64(_ value: StoreValue, key: String) -> Int64? {
+        switch value {
         case .integer(let value): return value
         case .bool(let value): return value ? 1 : 0
         case .null: return nil
@@ -26,7 +37,18 @@ extension ManagedObject {
 
     /// The value of the Double or Float attribute `key`, or `nil` when it has none.
     public func double(forKey key: String) -> Double? {
-        switch storedAttributeValue(forKey: key) {
+        double(storedAttributeValue(forKey: key), key: key)
+    }
+
+    /// ``double(forKey:)`` for the attribute `key` names, its slot found by comparing one word
+    /// once `key` found it in an object of the same entity (``AttributeKey``).
+    public func double(_ key: AttributeKey) -> Double? {
+        double(storedAttributeValue(key), key: key.name)
+    }
+
+    /// The Double of the stored value `value` of the attribute `key`, as the getters read it.
+    @inline(__always) private func double(_ value: StoreValue, key: String) -> Double? {
+        switch value {
         case .double(let value): return value
         case .integer(let value): return Double(value)
         case .null: return nil
@@ -36,7 +58,18 @@ extension ManagedObject {
 
     /// The value of the Decimal attribute `key`, or `nil` when it has none.
     public func decimal(forKey key: String) -> Decimal? {
-        switch storedAttributeValue(forKey: key) {
+        decimal(storedAttributeValue(forKey: key), key: key)
+    }
+
+    /// ``decimal(forKey:)`` for the attribute `key` names, its slot found by comparing one word
+    /// once `key` found it in an object of the same entity (``AttributeKey``).
+    public func decimal(_ key: AttributeKey) -> Decimal? {
+        decimal(storedAttributeValue(key), key: key.name)
+    }
+
+    /// The Decimal of the stored value `value` of the attribute `key`, as the getters read it.
+    @inline(__always) private func decimal(_ value: StoreValue, key: String) -> Decimal? {
+        switch value {
         case .decimal(let value): return value
         case .integer(let value): return Decimal(value)
         case .double(let value): return Decimal(value)
@@ -47,7 +80,18 @@ extension ManagedObject {
 
     /// The value of the String attribute `key`, or `nil` when it has none.
     public func string(forKey key: String) -> String? {
-        switch storedAttributeValue(forKey: key) {
+        string(storedAttributeValue(forKey: key), key: key)
+    }
+
+    /// ``string(forKey:)`` for the attribute `key` names, its slot found by comparing one word
+    /// once `key` found it in an object of the same entity (``AttributeKey``).
+    public func string(_ key: AttributeKey) -> String? {
+        string(storedAttributeValue(key), key: key.name)
+    }
+
+    /// The String of the stored value `value` of the attribute `key`, as the getters read it.
+    @inline(__always) private func string(_ value: StoreValue, key: String) -> String? {
+        switch value {
         case .string(let value): return value
         case .null: return nil
         case let other: preconditionFailure("ManagedObject: \(entity.name).\(key) holds \(other), not a string")
@@ -56,7 +100,18 @@ extension ManagedObject {
 
     /// The value of the Boolean attribute `key`, or `nil` when it has none.
     public func bool(forKey key: String) -> Bool? {
-        switch storedAttributeValue(forKey: key) {
+        bool(storedAttributeValue(forKey: key), key: key)
+    }
+
+    /// ``bool(forKey:)`` for the attribute `key` names, its slot found by comparing one word
+    /// once `key` found it in an object of the same entity (``AttributeKey``).
+    public func bool(_ key: AttributeKey) -> Bool? {
+        bool(storedAttributeValue(key), key: key.name)
+    }
+
+    /// The Bool of the stored value `value` of the attribute `key`, as the getters read it.
+    @inline(__always) private func bool(_ value: StoreValue, key: String) -> Bool? {
+        switch value {
         case .bool(let value): return value
         case .integer(let value): return value != 0
         case .null: return nil
@@ -66,7 +121,18 @@ extension ManagedObject {
 
     /// The value of the Date attribute `key`, or `nil` when it has none.
     public func date(forKey key: String) -> Date? {
-        switch storedAttributeValue(forKey: key) {
+        date(storedAttributeValue(forKey: key), key: key)
+    }
+
+    /// ``date(forKey:)`` for the attribute `key` names, its slot found by comparing one word
+    /// once `key` found it in an object of the same entity (``AttributeKey``).
+    public func date(_ key: AttributeKey) -> Date? {
+        date(storedAttributeValue(key), key: key.name)
+    }
+
+    /// The Date of the stored value `value` of the attribute `key`, as the getters read it.
+    @inline(__always) private func date(_ value: StoreValue, key: String) -> Date? {
+        switch value {
         case .date(let value): return value
         case .null: return nil
         case let other: preconditionFailure("ManagedObject: \(entity.name).\(key) holds \(other), not a date")
@@ -75,7 +141,18 @@ extension ManagedObject {
 
     /// The value of the Binary Data attribute `key`, or `nil` when it has none.
     public func data(forKey key: String) -> Data? {
-        switch storedAttributeValue(forKey: key) {
+        data(storedAttributeValue(forKey: key), key: key)
+    }
+
+    /// ``data(forKey:)`` for the attribute `key` names, its slot found by comparing one word
+    /// once `key` found it in an object of the same entity (``AttributeKey``).
+    public func data(_ key: AttributeKey) -> Data? {
+        data(storedAttributeValue(key), key: key.name)
+    }
+
+    /// The Data of the stored value `value` of the attribute `key`, as the getters read it.
+    @inline(__always) private func data(_ value: StoreValue, key: String) -> Data? {
+        switch value {
         case .data(let value): return value
         case .null: return nil
         case let other: preconditionFailure("ManagedObject: \(entity.name).\(key) holds \(other), not binary data")
@@ -84,7 +161,18 @@ extension ManagedObject {
 
     /// The value of the UUID attribute `key`, or `nil` when it has none.
     public func uuid(forKey key: String) -> UUID? {
-        switch storedAttributeValue(forKey: key) {
+        uuid(storedAttributeValue(forKey: key), key: key)
+    }
+
+    /// ``uuid(forKey:)`` for the attribute `key` names, its slot found by comparing one word
+    /// once `key` found it in an object of the same entity (``AttributeKey``).
+    public func uuid(_ key: AttributeKey) -> UUID? {
+        uuid(storedAttributeValue(key), key: key.name)
+    }
+
+    /// The UUID of the stored value `value` of the attribute `key`, as the getters read it.
+    @inline(__always) private func uuid(_ value: StoreValue, key: String) -> UUID? {
+        switch value {
         case .uuid(let value): return value
         case .null: return nil
         case let other: preconditionFailure("ManagedObject: \(entity.name).\(key) holds \(other), not a UUID")
@@ -93,11 +181,31 @@ extension ManagedObject {
 
     /// The value of the URI attribute `key`, or `nil` when it has none.
     public func url(forKey key: String) -> URL? {
-        switch storedAttributeValue(forKey: key) {
+        url(storedAttributeValue(forKey: key), key: key)
+    }
+
+    /// ``url(forKey:)`` for the attribute `key` names, its slot found by comparing one word
+    /// once `key` found it in an object of the same entity (``AttributeKey``).
+    public func url(_ key: AttributeKey) -> URL? {
+        url(storedAttributeValue(key), key: key.name)
+    }
+
+    /// The URL of the stored value `value` of the attribute `key`, as the getters read it.
+    @inline(__always) private func url(_ value: StoreValue, key: String) -> URL? {
+        switch value {
         case .url(let value): return value
         case .null: return nil
         case let other: preconditionFailure("ManagedObject: \(entity.name).\(key) holds \(other), not a URL")
         }
+    }
+
+    /// The stored value of the plain attribute `key` names, after firing the fault.
+    @inline(__always) private func storedAttributeValue(_ key: AttributeKey) -> StoreValue {
+        guard let slot = key.slot(in: entity) else {
+            preconditionFailure("ManagedObject: entity \(entity.name) has no attribute \"\(key.name)\" of a plain type")
+        }
+        willAccessValue()
+        return values[slot]
     }
 
     /// The stored value of the plain attribute `key`, after firing the fault.

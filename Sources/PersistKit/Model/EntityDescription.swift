@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An entity: a kind of object with attributes and relationships, stored in one table.
 ///
@@ -173,7 +174,15 @@ public final class EntityDescription: @unchecked Sendable {
         _shortKeyTable = ShortKeyTable(keys: _accessorNames.map { Self.shortKey($0) ?? 0 })
         _accessorIndexByName = Dictionary(_accessorNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { _, last in last })
         _rules = EntityRules(self)
+        layoutSerial = Self.layoutSerials.add(1, ordering: .relaxed).newValue
     }
+
+    /// A number no other layout of any entity had in this process, given by
+    /// ``computeLayout()``: an ``AttributeKey`` that found an attribute in a layout of this
+    /// number knows its slot. `1 << 40` (more than any key keeps) before the layout is made.
+    @exclusivity(unchecked) private(set) var layoutSerial: UInt64 = 1 << 40
+    /// The last ``layoutSerial`` given.
+    private static let layoutSerials = Atomic<UInt64>(0)
 
     /// A name of at most 7 UTF-8 bytes as one integer (its bytes, and its length in the top
     /// byte; never 0), or `nil` for a longer name: equal names give equal keys and unequal
