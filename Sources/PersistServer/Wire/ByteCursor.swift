@@ -81,12 +81,28 @@ struct ByteCursor {
         String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
     }
 
-    /// Which of 128 bits stands for a key whose bytes are `key` (FNV-1a's hash, folded): a
-    /// key whose bit is clear among those of the keys before it is new.
-    static func keyBit(_ key: Slice<UnsafeBufferPointer<UInt8>>) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in key { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
-        return (hash ^ hash >> 32) & 127
+    /// The keys of an object read so far, one of 128 bits each, picked by a hash of the key's
+    /// bytes (FNV-1a's, folded): a key whose bit is clear is new, and only the others are
+    /// compared with the keys before them (unequal Strings take Swift's slow comparison:
+    /// comparing each key with every earlier one cost about 1,000 instructions for an insert
+    /// of ten values).
+    struct SeenKeys {
+        private var bits: (UInt64, UInt64) = (0, 0)
+
+        /// Notes `key`, and says whether a key with its bit was noted before (the same key,
+        /// or another with the same bit).
+        @inline(__always) mutating func note(_ key: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            for byte in key { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+            let bit = (hash ^ hash >> 32) & 127
+            let mask: UInt64 = 1 << (bit & 63)
+            if bit < 64 {
+                defer { bits.0 |= mask }
+                return bits.0 & mask != 0
+            }
+            defer { bits.1 |= mask }
+            return bits.1 & mask != 0
+        }
     }
 
     /// Decimal digits: `0`, or up to `limit` digits not starting with `0` whose value fits in

@@ -121,16 +121,11 @@ private extension ByteCursor {
         skipWhitespace()
         if take(UInt8(ascii: "}")) { return members }
         members.reserveCapacity(16)
-        // One bit per key seen, as `SimpleRequestParser` keeps them; a key whose bit is set
-        // is compared with the keys before it.
-        var seenKeys: (UInt64, UInt64) = (0, 0)
+        var seenKeys = SeenKeys()
         while true {
             skipWhitespace()
             guard let key = plainStringRange() else { return nil }
-            let bit = Self.keyBit(bytes[key])
-            let seen = bit < 64 ? seenKeys.0 & (1 << bit) != 0 : seenKeys.1 & (1 << (bit - 64)) != 0
-            if seen, members.contains(where: { bytes[$0.key].elementsEqual(bytes[key]) }) { return nil }
-            if bit < 64 { seenKeys.0 |= 1 << bit } else { seenKeys.1 |= 1 << (bit - 64) }
+            if seenKeys.note(bytes[key]), members.contains(where: { bytes[$0.key].elementsEqual(bytes[key]) }) { return nil }
             skipWhitespace()
             guard take(UInt8(ascii: ":")) else { return nil }
             skipWhitespace()

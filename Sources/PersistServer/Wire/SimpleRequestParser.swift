@@ -32,22 +32,15 @@ private extension ByteCursor {
         guard take(UInt8(ascii: "{")) else { return nil }
         var members: [JSON.Member] = []
         members.reserveCapacity(nested ? 16 : 4)
-        // One bit per key seen, picked by a hash of its bytes: a key whose bit is clear is new,
-        // and only the others are compared with the keys before (unequal Strings take Swift's
-        // slow comparison: comparing each key with every earlier one cost about 1,000
-        // instructions for an insert of ten values).
-        var seenKeys: (UInt64, UInt64) = (0, 0)
+        var seenKeys = SeenKeys()
         skipWhitespace()
         if !take(UInt8(ascii: "}")) {
             while true {
                 skipWhitespace()
-                let keyStart = index + 1
-                guard let key = plainString() else { return nil }
+                guard let range = plainStringRange() else { return nil }
+                let key = text(range)
                 // Duplicate keys: the general parser refuses them, with its own message.
-                let bit = Self.keyBit(bytes[keyStart..<(index - 1)])
-                let seen = bit < 64 ? seenKeys.0 & (1 << bit) != 0 : seenKeys.1 & (1 << (bit - 64)) != 0
-                if seen, members.contains(where: { $0.key == key }) { return nil }
-                if bit < 64 { seenKeys.0 |= 1 << bit } else { seenKeys.1 |= 1 << (bit - 64) }
+                if seenKeys.note(bytes[range]), members.contains(where: { $0.key == key }) { return nil }
                 skipWhitespace()
                 guard take(UInt8(ascii: ":")) else { return nil }
                 skipWhitespace()
