@@ -27,6 +27,9 @@ struct AttributeSwiftType: Equatable {
     /// The conversion of the typed getter's value to ``base``, a closure body over `$0`
     /// (`Int16(truncatingIfNeeded: $0)`, `Float($0)`); `nil` when the getter gives ``base``.
     var narrowing: String?
+    /// The conversion of a ``base`` value to what the typed setter takes (`Int64($0)`,
+    /// `Double($0)`); `nil` when the setter takes ``base``.
+    var widening: String?
 
     /// The declared type: `Int64`, `String?`, `Any?`.
     var declared: String { isOptional ? base + "?" : base }
@@ -71,10 +74,11 @@ struct AttributeSwiftType: Equatable {
         switch attribute.attributeType {
         // Integers are range-checked when set, so narrowing keeps the value, as `value(forKey:)`
         // does for these types.
-        case .integer16, .integer32: (typedGetter, narrowing) = ("int64", "\(base)(truncatingIfNeeded: $0)")
+        case .integer16, .integer32:
+            (typedGetter, narrowing, widening) = ("int64", "\(base)(truncatingIfNeeded: $0)", "\(plan.qualified("Int64"))($0)")
         case .integer64: typedGetter = "int64"
         case .double: typedGetter = "double"
-        case .float: (typedGetter, narrowing) = ("double", "\(base)($0)")
+        case .float: (typedGetter, narrowing, widening) = ("double", "\(base)($0)", "\(plan.qualified("Double"))($0)")
         case .decimal: typedGetter = "decimal"
         case .boolean: typedGetter = "bool"
         case .string: typedGetter = "string"
@@ -100,6 +104,30 @@ struct AttributeSwiftType: Equatable {
     /// Whether the attribute is read with a typed getter, which takes an ``AttributeKey`` the
     /// class keeps (``getter(key:attributeKey:)``).
     var usesAttributeKey: Bool { base != "Any" && typedGetter != nil }
+
+    /// The typed setter of the attribute (`setInt64`, `setString`): the typed getter's
+    /// counterpart (``ManagedObject/setInt64(_:for:)``, …); `nil` when it has no typed getter.
+    var typedSetter: String? {
+        guard let typedGetter else { return nil }
+        switch typedGetter {
+        case "uuid": return "setUUID"
+        case "url": return "setURL"
+        default: return "set" + typedGetter.prefix(1).uppercased() + typedGetter.dropFirst()
+        }
+    }
+
+    /// The setter statement for the attribute whose key literal is `key`: a typed setter
+    /// writes through `attributeKey` when given, anything else goes through `setValue(_:forKey:)`.
+    func setter(key: String, attributeKey: String? = nil) -> String {
+        guard let attributeKey, usesAttributeKey, let typedSetter else { return "setValue(newValue, forKey: \(key))" }
+        let value: String
+        switch (widening, isOptional) {
+        case (nil, _): value = "newValue"
+        case (let widening?, false): value = widening.replacingOccurrences(of: "$0", with: "newValue")
+        case (let widening?, true): value = "newValue.map { \(widening) }"
+        }
+        return "\(typedSetter)(\(value), for: \(attributeKey))"
+    }
 
     /// The getter expression for the attribute whose key literal is `key`; a typed getter reads
     /// through `attributeKey`, the expression of the class's ``AttributeKey`` for it, when given.

@@ -141,7 +141,7 @@ struct SwiftFileRenderer {
         guard !keyed.isEmpty else { return [] }
         var lines = [
             "",
-            "    /// The keys the typed getters read the attributes with: each keeps the attribute's slot.",
+            "    /// The keys the typed getters and setters use: each keeps the attribute's slot.",
             "    private enum AttributeKeys {",
         ]
         for attribute in keyed {
@@ -166,7 +166,7 @@ struct SwiftFileRenderer {
             "    /// The attribute `\(attribute.name)` (\(facts.joined(separator: ", "))).",
             "    \(modifier)var \(member): \(type.declared) {",
             "        get { \(type.getter(key: key, attributeKey: attributeKey)) }",
-            "        set { setValue(newValue, forKey: \(key)) }",
+            "        set { \(type.setter(key: key, attributeKey: attributeKey)) }",
             "    }",
         ]
     }

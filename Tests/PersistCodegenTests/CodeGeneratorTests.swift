@@ -87,7 +87,7 @@ struct CodeGeneratorTests {
         #expect(text.contains("        static let Type_ = AttributeKey(\"Type\")"))
     }
 
-    @Test("each attribute type is read with its typed getter, narrowed where the getter is wider; the rest with a cast")
+    @Test("each attribute type is read with its typed getter, narrowed where the getter is wider, and written with its typed setter, widened; the rest with a cast and setValue")
     func getters() throws {
         func attribute(_ name: String, _ type: AttributeType, scalar: Bool = false) -> AttributeDescription {
             let attribute = AttributeDescription(name: name, type: type)
@@ -123,6 +123,24 @@ struct CodeGeneratorTests {
             "get { value(forKey: \"anID\") as? ManagedObjectID }",
             "get { value(forKey: \"anything\") }",
             "get { value(forKey: \"aTransformable\") }",
+        ])
+        let setters = text.split(separator: "\n").filter { $0.contains("set { ") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(setters == [
+            "set { setInt64(newValue.map { Int64($0) }, for: AttributeKeys.a16) }",
+            "set { setInt64(Int64(newValue), for: AttributeKeys.a32) }",
+            "set { setInt64(newValue, for: AttributeKeys.a64) }",
+            "set { setDouble(newValue, for: AttributeKeys.aDouble) }",
+            "set { setDouble(newValue.map { Double($0) }, for: AttributeKeys.aFloat) }",
+            "set { setDecimal(newValue, for: AttributeKeys.aDecimal) }",
+            "set { setBool(newValue, for: AttributeKeys.aBool) }",
+            "set { setString(newValue, for: AttributeKeys.aString) }",
+            "set { setDate(newValue, for: AttributeKeys.aDate) }",
+            "set { setData(newValue, for: AttributeKeys.aData) }",
+            "set { setUUID(newValue, for: AttributeKeys.aUUID) }",
+            "set { setURL(newValue, for: AttributeKeys.aURL) }",
+            "set { setValue(newValue, forKey: \"anID\") }",
+            "set { setValue(newValue, forKey: \"anything\") }",
+            "set { setValue(newValue, forKey: \"aTransformable\") }",
         ])
         // The keys: one for each attribute read with a typed getter, none for the others.
         let keys = text.split(separator: "\n").filter { $0.contains("= AttributeKey(") }.map { $0.trimmingCharacters(in: .whitespaces) }
@@ -177,7 +195,7 @@ struct CodeGeneratorTests {
                     public static let cups: String = "cups"
                 }
 
-                /// The keys the typed getters read the attributes with: each keeps the attribute's slot.
+                /// The keys the typed getters and setters use: each keeps the attribute's slot.
                 private enum AttributeKeys {
                     static let count = AttributeKey("count")
                 }
@@ -185,7 +203,7 @@ struct CodeGeneratorTests {
                 /// The attribute `count` (Integer 64, required, scalar: nil reads as 0).
                 public var count: Int64 {
                     get { int64(AttributeKeys.count) ?? 0 }
-                    set { setValue(newValue, forKey: "count") }
+                    set { setInt64(newValue, for: AttributeKeys.count) }
                 }
 
                 /// The to-many relationship `cups` (to Cup, inverse tea).

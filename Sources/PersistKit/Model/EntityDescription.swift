@@ -61,6 +61,12 @@ public final class EntityDescription: @unchecked Sendable {
     var _accessorList: [PropertyAccessor] = []
     /// Parallel to `_accessorNames`: each property's slot and, for a plain attribute, its type.
     var _plainAccessors: [PlainAttributeAccessor] = []
+    /// Parallel to `_slots`: the type of the plain attribute at each slot, as
+    /// ``plainAttribute(for:)`` gives it for the attribute's name; `.undefined` at the slot of
+    /// any other property. What the keyed setters check a value's type against. Exclusivity
+    /// checks off, as for `_shortKeyTable`: written once at freezing, then only read, once per
+    /// keyed set.
+    @exclusivity(unchecked) var _slotPlainTypes: [AttributeType] = []
     /// Each name's last index in `_accessorNames`. Exclusivity checks off, as for
     /// `_shortKeyTable`: read by every `value(forKey:)` of a long name in an entity of more
     /// than 24 properties.
@@ -171,6 +177,10 @@ public final class EntityDescription: @unchecked Sendable {
             if case .attribute(let type) = accessor.kind { return PlainAttributeAccessor(slot: accessor.slot, type: type) }
             return PlainAttributeAccessor(slot: accessor.slot, type: nil)
         }
+        _slotPlainTypes = Array(repeating: .undefined, count: _slots.count)
+        for accessor in _plainAccessors where accessor.slot >= 0 {
+            if let type = accessor.type { _slotPlainTypes[accessor.slot] = type }
+        }
         _shortKeyTable = ShortKeyTable(keys: _accessorNames.map { Self.shortKey($0) ?? 0 })
         _accessorIndexByName = Dictionary(_accessorNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { _, last in last })
         _rules = EntityRules(self)
@@ -247,6 +257,12 @@ public final class EntityDescription: @unchecked Sendable {
             let accessor = accessors[index]
             return accessor.type == nil ? nil : accessor
         }
+    }
+
+    /// The type of the plain attribute at `slot` (see `_slotPlainTypes`): `.undefined` for
+    /// the slot of any other property (valid once frozen).
+    @inline(__always) func plainType(atSlot slot: Int) -> AttributeType {
+        _slotPlainTypes[slot]
     }
 
     /// How objects read and write the property `name`: one lookup (``accessorIndex(for:)``),
