@@ -94,6 +94,21 @@ struct SimpleInsertTests {
         #expect(request.body == ["op": "insert", "entity": "Person", "values": [:]])
     }
 
+    @Test("a copy of a request is a value: setting its id, op or body leaves the original as it was")
+    func copiesAreValues() throws {
+        let original = try WireRequest.decode(Array(Self.kept[0].utf8))
+        let before = (original.id, original.op, original.body)
+        var copy = original
+        copy.id = .string("other")
+        copy.op = "get"
+        #expect(copy.insert != nil && copy.id == .string("other") && copy.op == "get")
+        copy.body = ["op": "get"]
+        #expect(copy.insert == nil && copy.body == ["op": "get"])
+        #expect(original.insert != nil)
+        #expect(original.id == before.0 && original.op == before.1 && original.body == before.2)
+        #expect(original != copy)
+    }
+
     @Test("many keys: all distinct are kept; a repeat of any earlier one, however far back, is declined")
     func manyKeys() throws {
         let keys = (0..<150).map { "k\($0)" }
