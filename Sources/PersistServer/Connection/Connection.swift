@@ -388,7 +388,11 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
         }
         // Simple `get`s are reads: they join a batch of reads (as requests).
         let reads = Session.isBatchableRead(first)
-        var requests = [first]
+        // Room for every pending entry up front (a pipelined insert's save is the next one): an
+        // array of one would be copied into new storage at the first request that joins it.
+        var requests: [WireRequest] = []
+        requests.reserveCapacity(min(1 + pending.count, Self.maximumBatch))
+        requests.append(first)
         // Entries of `pending` taken whole.
         var entries = 0
         scan: while entries < pending.count, requests.count < Self.maximumBatch {

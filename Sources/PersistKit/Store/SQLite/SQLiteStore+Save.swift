@@ -184,31 +184,52 @@ extension SQLiteStore: InTransactionKeyAssigning {
                                  completion: @escaping (Result<AssignedKeys, any Error>) -> Void) {
         guard !request.isEmpty else { return completion(.success(.none)) }
         guard !isReadOnly else { return completion(.failure(readOnlyError("save"))) }
-        let outcome = QueuedWriteOutcome()
-        inGroupCommitQueued(Self.saveFailure, leadingIfIdle: leadingIfIdle, { [self] connection in
-            outcome.historyNumber = nil
-            outcome.assignedKeys = try writeRows(request, assigningKeys: true, connection, historyNumber: &outcome.historyNumber)
-        }, completingOn: completingOn, completion: { [self] failure in
-            if let failure { return completion(.failure(failure)) }
-            if let historyNumber = outcome.historyNumber { noteOwnTransaction(historyNumber) }
-            completion(.success(outcome.assignedKeys))
+        // Each closure captures the one write object, which is then its context: capturing the
+        // store, the request and the completion besides made each closure a context of its own.
+        let write = QueuedWrite(store: self, request: request, completion: completion)
+        inGroupCommitQueued(Self.saveFailure, leadingIfIdle: leadingIfIdle, { [write] connection in
+            try write.run(on: connection)
+        }, completingOn: completingOn, completion: { [write] failure in
+            write.complete(failure)
         })
     }
 
-    /// What a queued write's statements produced, for its completion: set by the thread that
-    /// leads its group, read by the committer thread after the group ended (the commit queue's
-    /// lock orders the two).
-    private final class QueuedWriteOutcome {
+    /// A queued save's write and what its statements produced, for its completion: the
+    /// statements' results are set by the thread that leads its group, and read by the thread
+    /// its completion runs on after the group ended (the commit queue's lock orders the two).
+    private final class QueuedWrite {
+        let store: SQLiteStore
+        let request: StoreSaveRequest
+        let completion: (Result<AssignedKeys, any Error>) -> Void
         var historyNumber: Int64?
         var assignedKeys = AssignedKeys.none
+
+        init(store: SQLiteStore, request: StoreSaveRequest, completion: @escaping (Result<AssignedKeys, any Error>) -> Void) {
+            self.store = store
+            self.request = request
+            self.completion = completion
+        }
+
+        /// The save's statements, in the group's transaction.
+        func run(on connection: SQLiteConnection) throws {
+            historyNumber = nil
+            assignedKeys = try store.writeRows(request, assigningKeys: true, connection, historyNumber: &historyNumber)
+        }
+
+        /// Once the group ended: `failure`, or the keys the statements assigned.
+        func complete(_ failure: (any Error)?) {
+            if let failure { return completion(.failure(failure)) }
+            if let historyNumber { store.noteOwnTransaction(historyNumber) }
+            completion(.success(assignedKeys))
+        }
     }
 
     /// The statements of a save, run on `connection` inside the group's transaction: deletes,
     /// inserts (with keys assigned here when `assigningKeys`), updates, to-many changes,
     /// uniqueness checks, `Z_MAX` and history (its transaction number in `historyNumber`).
     /// Returns the keys assigned, as ``saveAssigningKeys(_:)`` does.
-    private func writeRows(_ request: StoreSaveRequest, assigningKeys: Bool, _ connection: SQLiteConnection,
-                           historyNumber: inout Int64?) throws -> AssignedKeys {
+    fileprivate func writeRows(_ request: StoreSaveRequest, assigningKeys: Bool, _ connection: SQLiteConnection,
+                               historyNumber: inout Int64?) throws -> AssignedKeys {
         // Keys for new objects, allocated in this transaction: rolled back with it.
         let (assigned, keyPlan) = assigningKeys ? try assignKeys(to: request.inserted, connection) : (AssignedKeys.none, nil)
         // Looked up once: the remapping below and the uniqueness checks both need them.
