@@ -423,7 +423,8 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
     private func finish(_ replies: [WireReply]) {
         if !closed {
             if outputStart >= output.count { lastWrite = now() }
-            for reply in replies { reply.write(to: &output) }
+            // By index: a `for` over the array would copy each reply (retaining what it holds).
+            for index in replies.indices { replies[index].write(to: &output) }
         }
         finishWritten(replies.count)
     }

@@ -25,12 +25,22 @@ final class WriteBatch {
         self.then = then
     }
 
-    /// Passes the replies on: every request has one.
+    /// Passes the replies on: every request has one. Each is moved out of ``replies``, not
+    /// copied (a copy retained what a reply holds, and the batch's own then released it).
     func finish() {
-        then(replies.map { reply in
-            // Each request is answered before the batch finishes (Session.advance(_:)).
-            guard let reply else { preconditionFailure("WriteBatch: a request finished without a reply") }
-            return reply
-        })
+        let answered = replies.withUnsafeMutableBufferPointer { replies in
+            [WireReply](unsafeUninitializedCapacity: replies.count) { buffer, count in
+                for index in replies.indices {
+                    // Each request is answered before the batch finishes (Session.advance(_:)).
+                    guard let reply = replies[index].take() else {
+                        preconditionFailure("WriteBatch: a request finished without a reply")
+                    }
+                    // Force-unwrap: inside the loop there is a reply, so the buffer has room and an address.
+                    (buffer.baseAddress! + index).initialize(to: reply)
+                    count = index + 1
+                }
+            }
+        }
+        then(answered)
     }
 }

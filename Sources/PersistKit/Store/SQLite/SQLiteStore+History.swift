@@ -4,7 +4,7 @@ import Foundation
 struct HistoryState {
     /// Transactions this store's own connection committed, not yet seen by the remote-change
     /// observer (which skips them: their changes were merged in-process already).
-    var ownTransactions: Set<Int64> = []
+    var ownTransactions = TransactionNumbers()
     /// The last `PRAGMA data_version` seen, or `nil` before the first poll.
     var lastDataVersion: Int64?
     /// Whether a remote-change observer reads history (only then are own transactions noted).
@@ -473,7 +473,7 @@ extension SQLiteStore: PersistentHistoryStore {
             return historyState.withLock { state -> (Bool, Int64?) in
                 defer { state.lastDataVersion = version }
                 let changed = state.lastDataVersion.map { $0 != version } ?? false
-                if !changed, let last { state.ownTransactions = state.ownTransactions.filter { $0 > last } }
+                if !changed, let last { state.ownTransactions.removeAll(through: last) }
                 return (changed, last)
             }
         }
@@ -499,7 +499,7 @@ extension SQLiteStore: PersistentHistoryStore {
         let last = result.token?.transactionNumber ?? 0
         result.transactions = historyState.withLock { state in
             let kept = result.transactions.filter { !state.ownTransactions.contains($0.transactionNumber) }
-            state.ownTransactions = state.ownTransactions.filter { $0 > last }
+            state.ownTransactions.removeAll(through: last)
             return kept
         }
         return result
