@@ -25,7 +25,7 @@ struct CompletionExecutorConcurrencyTests {
         /// Signalled once for each task handed over.
         let arrived = DispatchSemaphore(value: 0)
 
-        var executor: SQLiteCommitQueue.Executor {
+        var executor: CompletionExecutor {
             { [self] task in
                 lock.withLock {
                     tasks.append(task)

@@ -44,7 +44,7 @@ extension ManagedObjectContext {
     /// the next group at once.
     @discardableResult
     package func saveQueued(overlapping: Bool = false, leadingIfIdle: Bool = false,
-                            completingOn: (@Sendable (@escaping @Sendable () -> Void) -> Void)? = nil,
+                            completingOn: CompletionExecutor? = nil,
                             completion: @escaping ((any Error)?) -> Void) -> Bool {
         onQueue {
             do {
@@ -217,10 +217,10 @@ private final class QueuedSave: @unchecked Sendable {
     /// Whether the save's completion ran (on the context's queue).
     var isFinished = false
     /// Where the committer has the second half run (``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``).
-    let completingOn: SQLiteCommitQueue.Executor?
+    let completingOn: CompletionExecutor?
 
     init(store: SQLiteStore, save: ManagedObjectContext.PreparedSave, plan: CommitPlan, known: StoreWrites.Known?,
-         overlapping: Bool, leadingIfIdle: Bool, completingOn: SQLiteCommitQueue.Executor?) {
+         overlapping: Bool, leadingIfIdle: Bool, completingOn: CompletionExecutor?) {
         self.store = store
         self.save = save
         self.plan = plan

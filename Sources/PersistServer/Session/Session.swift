@@ -45,7 +45,7 @@ public final class Session: Sendable {
     /// once the store committed them: the connection's event loop, which made the saves'
     /// objects and so frees them on its own thread (`ManagedObjectContext.saveQueued`); `nil`,
     /// on the group commit's committer thread.
-    let completingOn: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+    let completingOn: CompletionExecutor?
     /// The peer's access as last decided (``access()``): the policy's generation shifted left
     /// by two, then the access's code (0 refused, 1 read-only, 2 full); `UInt64.max`, no
     /// generation, before the first decision. An atomic, not a lock: read on the event loop's
@@ -100,7 +100,7 @@ public final class Session: Sendable {
 
     /// Creates a session with a new background context.
     public init(state: ServerState, peer: PeerCredentials?, name: String,
-                completingOn: (@Sendable (@escaping @Sendable () -> Void) -> Void)? = nil) {
+                completingOn: CompletionExecutor? = nil) {
         self.state = state
         self.peer = peer
         self.completingOn = completingOn

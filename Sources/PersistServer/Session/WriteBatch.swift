@@ -28,18 +28,12 @@ final class WriteBatch {
     /// Passes the replies on: every request has one. Each is moved out of ``replies``, not
     /// copied (a copy retained what a reply holds, and the batch's own then released it).
     func finish() {
-        let answered = replies.withUnsafeMutableBufferPointer { replies in
-            [WireReply](unsafeUninitializedCapacity: replies.count) { buffer, count in
-                for index in replies.indices {
-                    // Each request is answered before the batch finishes (Session.advance(_:)).
-                    guard let reply = replies[index].take() else {
-                        preconditionFailure("WriteBatch: a request finished without a reply")
-                    }
-                    // Force-unwrap: inside the loop there is a reply, so the buffer has room and an address.
-                    (buffer.baseAddress! + index).initialize(to: reply)
-                    count = index + 1
-                }
-            }
+        var answered: [WireReply] = []
+        answered.reserveCapacity(replies.count)
+        for index in replies.indices {
+            // Each request is answered before the batch finishes (Session.advance(_:)).
+            guard let reply = replies[index].take() else { preconditionFailure("WriteBatch: a request finished without a reply") }
+            answered.append(reply)
         }
         then(answered)
     }

@@ -49,10 +49,6 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     // a queued write its own thread led, that thread, after its group is done; or, for a write
     // with an executor, the executor's thread, which the committer hands the whole write to).
 
-    /// Runs a queued write's completion somewhere else than the committer thread: called
-    /// there with the call to make, once the write's group is done (see ``Write/completingOn``).
-    typealias Executor = @Sendable (@escaping @Sendable () -> Void) -> Void
-
     /// One write waiting for, or taking part in, a group.
     final class Write: @unchecked Sendable {
         // @unchecked Sendable: a write is touched under the queue's `lock`, or by one thread
@@ -94,10 +90,10 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         /// that made the write's objects (an event loop) frees them too: freed on the
         /// committer, each went back to the other thread's `malloc` arena under its lock,
         /// and the two threads waited for each other there.
-        let completingOn: Executor?
+        let completingOn: CompletionExecutor?
 
         init(what: String, body: @escaping (SQLiteConnection) throws -> Void, completion: (((any Error)?) -> Void)? = nil,
-             completingOn: Executor? = nil) {
+             completingOn: CompletionExecutor? = nil) {
             self.what = what
             self.body = body
             self.completion = completion

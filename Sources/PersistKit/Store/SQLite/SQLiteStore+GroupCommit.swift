@@ -48,7 +48,7 @@ extension SQLiteStore {
     /// `completingOn`: where the committer thread has `completion` run instead
     /// (`SQLiteCommitQueue.Write.completingOn`).
     func inGroupCommitQueued(_ what: String, leadingIfIdle: Bool = false, _ body: @escaping (SQLiteConnection) throws -> Void,
-                             completingOn: SQLiteCommitQueue.Executor? = nil, completion: @escaping ((any Error)?) -> Void) {
+                             completingOn: CompletionExecutor? = nil, completion: @escaping ((any Error)?) -> Void) {
         let write = SQLiteCommitQueue.Write(what: what, body: body, completion: completion, completingOn: completingOn)
         commitQueue.submitQueued(write, leadingIfIdle: leadingIfIdle) { [self] group in commitGroup(group) }
     }

@@ -180,7 +180,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// because nothing else was going on in the group commit (``inGroupCommitQueued(_:leadingIfIdle:_:completingOn:completion:)``).
     /// `completingOn`: where the committer thread has `completion` run instead.
     func saveAssigningKeysQueued(_ request: StoreSaveRequest, leadingIfIdle: Bool = false,
-                                 completingOn: SQLiteCommitQueue.Executor? = nil,
+                                 completingOn: CompletionExecutor? = nil,
                                  completion: @escaping (Result<AssignedKeys, any Error>) -> Void) {
         guard !request.isEmpty else { return completion(.success(.none)) }
         guard !isReadOnly else { return completion(.failure(readOnlyError("save"))) }

@@ -12,14 +12,14 @@ struct TransactionNumbers: Equatable {
     /// Whether `number` is in the set.
     func contains(_ number: Int64) -> Bool {
         guard let last = numbers.last, number <= last else { return false }
-        let index = insertionIndex(of: number)
+        let index = prefixCount { $0 < number }
         return index < numbers.count && numbers[index] == number
     }
 
     /// Adds `number` (appended when past the last, as it nearly always is).
     mutating func insert(_ number: Int64) {
         guard let last = numbers.last, number <= last else { return numbers.append(number) }
-        let index = insertionIndex(of: number)
+        let index = prefixCount { $0 < number }
         if index < numbers.count && numbers[index] == number { return }
         numbers.insert(number, at: index)
     }
@@ -27,16 +27,17 @@ struct TransactionNumbers: Equatable {
     /// Removes every number up to `bound`, `bound` included.
     mutating func removeAll(through bound: Int64) {
         guard let first = numbers.first, first <= bound else { return }
-        numbers.removeFirst(bound == .max ? numbers.count : insertionIndex(of: bound + 1))
+        numbers.removeFirst(prefixCount { $0 <= bound })
     }
 
-    /// The index of the first number not below `number`.
-    private func insertionIndex(of number: Int64) -> Int {
+    /// How many numbers, from the first, `isBefore` holds for (it holds for a prefix of the
+    /// sorted numbers): the index of the first it does not hold for, found by halves.
+    private func prefixCount(_ isBefore: (Int64) -> Bool) -> Int {
         var low = 0
         var high = numbers.count
         while low < high {
             let middle = (low + high) / 2
-            if numbers[middle] < number { low = middle + 1 } else { high = middle }
+            if isBefore(numbers[middle]) { low = middle + 1 } else { high = middle }
         }
         return low
     }
