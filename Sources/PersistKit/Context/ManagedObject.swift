@@ -100,7 +100,23 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// and the context's `deinit` clears every object still registered. So it never outlives
     /// the context it names. Set and read on the context's queue (exclusivity unchecked, as for
     /// the per-object state below).
-    @exclusivity(unchecked) public internal(set) unowned(unsafe) var managedObjectContext: ManagedObjectContext?
+    public internal(set) var managedObjectContext: ManagedObjectContext? {
+        @inline(__always) get { contextReference?.takeUnretainedValue() }
+        @inline(__always) set { contextReference = newValue.map { Unmanaged.passUnretained($0) } }
+    }
+    /// ``managedObjectContext``'s storage: unretained, compared by address by
+    /// ``isRegistered(in:)`` without loading (and retaining) the context.
+    @exclusivity(unchecked) private var contextReference: Unmanaged<ManagedObjectContext>?
+
+    /// Whether the object is registered in `context` (its ``managedObjectContext`` is it).
+    @inline(__always) func isRegistered(in context: ManagedObjectContext) -> Bool {
+        contextReference?.toOpaque() == Unmanaged.passUnretained(context).toOpaque()
+    }
+
+    /// Whether the object is registered in any context.
+    var isRegisteredInAnyContext: Bool {
+        @inline(__always) get { contextReference != nil }
+    }
 
     // Exclusivity checks are off for the per-object state below: it is touched only on the
     // context's queue (see ManagedObjectContext), and dynamic checks cost about a tenth of a

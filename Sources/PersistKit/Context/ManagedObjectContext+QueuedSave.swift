@@ -63,9 +63,10 @@ extension ManagedObjectContext {
                     return true
                 }
                 let (plan, known) = try commitPlan(for: save)
-                let queued = QueuedSave(store: store, save: save, plan: plan, known: known,
-                                        overlapping: overlapping && mayOverlap(save), leadingIfIdle: leadingIfIdle,
-                                        completingOn: completingOn)
+                let overlaps = overlapping && mayOverlap(save)
+                // Moved into the queued save, not copied (each copy retains their arrays).
+                let queued = QueuedSave(store: store, save: consume save, plan: consume plan, known: consume known,
+                                        overlapping: overlaps, leadingIfIdle: leadingIfIdle, completingOn: completingOn)
                 if queued.overlapping {
                     insertedInOrder.removeAll()
                     takenBackInFront = 0
@@ -156,13 +157,14 @@ extension ManagedObjectContext {
 
     /// Queues `queued`'s write; its completion finishes the save on the context's queue.
     private func submit(_ queued: QueuedSave, completion: @escaping ((any Error)?) -> Void) throws {
-        let (writes, split) = try storeWrites(for: queued.plan, known: queued.known)
-        var request = StoreSaveRequest()
-        // The sole store's request: every entity's rows are in it.
+        var split = false
+        var writes = try storeWrites(for: queued.plan, known: queued.known, split: &split)
+        // The sole store's request: every entity's rows are in it. Moved out of the writes and
+        // into the store's queued write, not copied (a copy retains each of its arrays).
         writes.forEachEntry { entry in
-            request = entry.request
             queued.insertedObjects = entry.objects(split: split, plan: queued.plan)
         }
+        let request = writes.takeFirstRequest()
         queued.store.saveAssigningKeysQueued(request, leadingIfIdle: queued.leadingIfIdle,
                                              completingOn: queued.completingOn) { [self] result in
             performAndWait { finish(queued, result, completion: completion) }

@@ -241,23 +241,24 @@ extension ManagedObjectContext {
             newKeys.reserveCapacity(moving)
         }
         for index in 0..<moving {
-            // Unretained: `objects` holds every object for the whole loop.
-            unowned(unsafe) let object = objects[index]
-            guard let newKey = assigned.objectKey(at: index, entity: object.entity) else { continue }
-            // By key: a temporary ID never made is not made here (no reference can hold it).
-            if together {
-                oldKeys.append(object.objectKey)
-                newKeys.append(newKey)
-            } else {
-                registered.rekey(from: object.objectKey, to: newKey)
-            }
-            if object.hasMadeObjectID {
-                // Force-unwrap: the position has a key, so it has an ID.
-                let new = assigned.objectID(at: index, entity: object.entity)!
-                madeIDs.append((object.objectID, new))
-                object.objectID = new
-            } else {
-                object.takePermanentKey(newKey)
+            // Borrowed: `objects` holds every object for the whole loop.
+            objects.withBorrowedElement(at: index) { object in
+                guard let newKey = assigned.objectKey(at: index, entity: object.entity) else { return }
+                // By key: a temporary ID never made is not made here (no reference can hold it).
+                if together {
+                    oldKeys.append(object.objectKey)
+                    newKeys.append(newKey)
+                } else {
+                    registered.rekey(from: object.objectKey, to: newKey)
+                }
+                if object.hasMadeObjectID {
+                    // Force-unwrap: the position has a key, so it has an ID.
+                    let new = assigned.objectID(at: index, entity: object.entity)!
+                    madeIDs.append((object.objectID, new))
+                    object.objectID = new
+                } else {
+                    object.takePermanentKey(newKey)
+                }
             }
         }
         if together { registered.rekey(from: oldKeys, to: newKeys) }
@@ -425,7 +426,8 @@ extension ManagedObjectContext {
     /// Writes `plan` with one request per store, built in place: copying a request out of an
     /// array and back for every object would copy its arrays each time.
     func writeToStores(_ plan: CommitPlan, known: StoreWrites.Known? = nil) throws {
-        let (writes, split) = try storeWrites(for: plan, known: known)
+        var split = false
+        let writes = try storeWrites(for: plan, known: known, split: &split)
         try writes.forEachEntry { entry in
             guard !entry.request.isEmpty else { return }
             if let assigning = Self.keyAssigning(entry.store) {
@@ -437,9 +439,11 @@ extension ManagedObjectContext {
         }
     }
 
-    /// The requests that write `plan`, one per store, and whether its inserted rows are split
-    /// between stores or joined by reinserted objects (see ``StoreWrites/Entry/objects(split:plan:)``).
-    func storeWrites(for plan: CommitPlan, known: StoreWrites.Known?) throws -> (StoreWrites, split: Bool) {
+    /// The requests that write `plan`, one per store; `split` is set to whether its inserted
+    /// rows are split between stores or joined by reinserted objects (see
+    /// ``StoreWrites/Entry/objects(split:plan:)``). Returned alone, not in a tuple: a tuple
+    /// taken apart into a variable copied the writes (every array of their requests retained).
+    func storeWrites(for plan: CommitPlan, known: StoreWrites.Known?, split: inout Bool) throws -> StoreWrites {
         let (author, contextName) = settings.withLock { ($0.transactionAuthor, $0.name) }
         var writes = StoreWrites(author: author, contextName: contextName, known: known)
         if let firstObject = plan.inserted.first, try writes.index(for: firstObject.entity, in: self) == 0 {
@@ -450,14 +454,15 @@ extension ManagedObjectContext {
         // Whether the inserted rows are split between stores or joined by reinserted objects:
         // only then is each request's list of objects built. Otherwise the first store's rows
         // are `plan.inserted`'s objects, in order, and that list serves (see below).
-        var split = false
+        split = false
         for position in plan.inserted.indices {
-            // Unretained: `plan.inserted` holds every object for the whole loop.
-            unowned(unsafe) let object = plan.inserted[position]
-            let index = try writes.index(for: object.entity, in: self)
-            writes.withEntry(index) { $0.request.inserted.append(object.storeRow(version: 0)) }
-            if index != 0 { split = true }
-            if !object.toMany.isEmpty { writes.withEntry(index) { $0.request.toManyChanges += object.toManyChanges() } }
+            // Borrowed: `plan.inserted` holds every object for the whole loop.
+            try plan.inserted.withBorrowedElement(at: position) { object in
+                let index = try writes.index(for: object.entity, in: self)
+                writes.withEntry(index) { $0.request.inserted.append(object.storeRow(version: 0)) }
+                if index != 0 { split = true }
+                if !object.toMany.isEmpty { writes.withEntry(index) { $0.request.toManyChanges += object.toManyChanges() } }
+            }
         }
         for object in plan.updated {
             let index = try writes.index(for: object.entity, in: self)
@@ -493,7 +498,8 @@ extension ManagedObjectContext {
                 writes.withEntry(index) { $0.insertedObjects.append(object) }
             }
         }
-        return (writes, split)
+        // Moved out: the loop's closures capture `writes`, and a plain return copied it.
+        return consume writes
     }
 
     /// `store` as a store that gives new objects their keys inside its save transaction, if it
@@ -531,14 +537,15 @@ extension ManagedObjectContext {
         // Whether an object of `inserted` was deleted meanwhile (by a `willSave()`, say).
         var anyInsertedDeleted = false
         for position in inserted.indices {
-            // Unretained: `inserted` holds every object for the whole loop.
-            unowned(unsafe) let object = inserted[position]
-            anyInsertedDeleted = anyInsertedDeleted || object._isDeleted
-            object._isInserted = false
-            object.committed = CommittedState(version: versionBump ? 1 : 0, values: object.storedValues())
-            if !object.toMany.isEmpty { changes.toManyChanged[object.objectID] = Set(object.toMany.filter { $0.value.hasChanges }.keys) }
-            object.clearChanges()
-            changes.inserted.append(object.objectID)
+            // Borrowed: `inserted` holds every object for the whole loop.
+            inserted.withBorrowedElement(at: position) { object in
+                anyInsertedDeleted = anyInsertedDeleted || object._isDeleted
+                object._isInserted = false
+                object.committed = CommittedState(version: versionBump ? 1 : 0, values: object.storedValues())
+                if !object.toMany.isEmpty { changes.toManyChanged[object.objectID] = Set(object.toMany.filter { $0.value.hasChanges }.keys) }
+                object.clearChanges()
+                changes.inserted.append(object.objectID)
+            }
         }
         for object in updated {
             let version = (object.committed?.version ?? 0) + (versionBump ? 1 : 0)
@@ -744,7 +751,7 @@ struct StoreWrites {
         var insertedObjects: [ManagedObject] = []
 
         /// The objects of the inserted rows, by position, for a save of `plan` (`split` as
-        /// ``ManagedObjectContext/storeWrites(for:known:)`` returned it). Not split: every
+        /// ``ManagedObjectContext/storeWrites(for:known:split:)`` set it). Not split: every
         /// inserted row is the first store's (another store's request has none), and its
         /// objects are `plan.inserted`.
         func objects(split: Bool, plan: CommitPlan) -> [ManagedObject] {
@@ -754,6 +761,8 @@ struct StoreWrites {
 
     /// The entry of the first store looked up (index 0).
     private var first: Entry?
+    /// The identity of ``first``'s store.
+    private var firstStore: ObjectIdentifier?
     /// The entries of the other stores (index 1 and on).
     private var others: [Entry] = []
     let author: String?
@@ -799,6 +808,15 @@ struct StoreWrites {
         first?.request.inserted.reserveCapacity(count)
     }
 
+    /// The first store's request, moved out of its entry (which keeps an empty one); an empty
+    /// request when there is no entry.
+    mutating func takeFirstRequest() -> StoreSaveRequest {
+        var request = StoreSaveRequest()
+        // Unwrapped in place, so the entry is not copied to swap its request.
+        if first != nil { swap(&request, &first!.request) }
+        return request
+    }
+
     /// Runs `body` on every entry, in the order their stores were first looked up (with no
     /// array made for a single entry).
     func forEachEntry(_ body: (Entry) throws -> Void) rethrows {
@@ -812,7 +830,9 @@ struct StoreWrites {
         if entity === lastEntity { return lastIndex }
         let store = try known.flatMap { $0.entity === entity ? $0.store : nil } ?? context.rootStore(for: entity)
         let index: Int
-        if let first, first.store === store {
+        // The first entry's store compared by identity: binding the entry to a local copied it
+        // (its store, its request's arrays and strings: about ten retains and releases).
+        if firstStore == ObjectIdentifier(store) {
             index = 0
         } else if let known = others.firstIndex(where: { $0.store === store }) {
             index = known + 1
@@ -822,6 +842,7 @@ struct StoreWrites {
             request.contextName = contextName
             if first == nil {
                 first = Entry(store: store, request: request)
+                firstStore = ObjectIdentifier(store)
                 index = 0
             } else {
                 others.append(Entry(store: store, request: request))

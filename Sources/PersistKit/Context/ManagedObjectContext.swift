@@ -312,9 +312,9 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// Registers `object` as inserted; it is saved at the next save (Core Data's `insert(_:)`).
     public func insert(_ object: ManagedObject) {
         onQueue {
-            precondition(object.managedObjectContext == nil || object.managedObjectContext === self,
+            precondition(!object.isRegisteredInAnyContext || object.isRegistered(in: self),
                          "ManagedObjectContext: an object can be inserted into one context only")
-            if object._isInserted && object.managedObjectContext === self { return }
+            if object._isInserted && object.isRegistered(in: self) { return }
             object.managedObjectContext = self
             object._isInserted = true
             // By key: a new object's temporary ID is made only when asked for.
@@ -330,7 +330,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// (Core Data's `delete(_:)`).
     public func delete(_ object: ManagedObject) {
         onQueue {
-            guard object.managedObjectContext === self, !object._isDeleted else { return }
+            guard object.isRegistered(in: self), !object._isDeleted else { return }
             object.willAccessValue()
             markDeleted(object)
             pendingDeletePropagation.append(object)

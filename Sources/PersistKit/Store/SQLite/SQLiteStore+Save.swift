@@ -179,7 +179,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// is read-only, or, with `leadingIfIdle`, when this thread ran the transaction itself
     /// because nothing else was going on in the group commit (``inGroupCommitQueued(_:leadingIfIdle:_:completingOn:completion:)``).
     /// `completingOn`: where the committer thread has `completion` run instead.
-    func saveAssigningKeysQueued(_ request: StoreSaveRequest, leadingIfIdle: Bool = false,
+    func saveAssigningKeysQueued(_ request: consuming StoreSaveRequest, leadingIfIdle: Bool = false,
                                  completingOn: CompletionExecutor? = nil,
                                  completion: @escaping (Result<AssignedKeys, any Error>) -> Void) {
         guard !request.isEmpty else { return completion(.success(.none)) }
@@ -204,7 +204,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
         var historyNumber: Int64?
         var assignedKeys = AssignedKeys.none
 
-        init(store: SQLiteStore, request: StoreSaveRequest, completion: @escaping (Result<AssignedKeys, any Error>) -> Void) {
+        init(store: SQLiteStore, request: consuming StoreSaveRequest, completion: @escaping (Result<AssignedKeys, any Error>) -> Void) {
             self.store = store
             self.request = request
             self.completion = completion
