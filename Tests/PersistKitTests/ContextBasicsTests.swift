@@ -31,6 +31,34 @@ struct ContextBasicsTests {
         #expect(!context.hasChanges, "setting the saved value back leaves no change")
     }
 
+    @Test func insertingTwiceAndDeletingAnotherContextsObjectChangeNothing() throws {
+        let coordinator = try M.coordinator()
+        let context = M.context(coordinator)
+        let other = M.context(coordinator)
+        let brewery = M.insert("Brewery", into: context, ["name": "Orval"])
+        #expect(brewery.managedObjectContext === context)
+        context.performAndWait {
+            // Inserted already, in this context: not listed twice.
+            context.insert(brewery)
+            #expect(context.insertedObjects.count == 1)
+            #expect(context.changeCounts.inserted == 1)
+        }
+        other.performAndWait {
+            // Another context's object: this one does not delete it.
+            other.delete(brewery)
+            #expect(other.deletedObjects.isEmpty)
+        }
+        #expect(!brewery.isDeleted)
+        try context.performAndWait { try context.save() }
+        #expect(try M.context(coordinator).count(for: M.request("Brewery")) == 1)
+        context.performAndWait {
+            context.delete(brewery)
+            #expect(context.deletedObjects == [brewery])
+        }
+        context.reset()
+        #expect(brewery.managedObjectContext == nil, "a reset lets go of the objects")
+    }
+
     @Test func storeVersionCountsSaves() throws {
         let coordinator = try M.coordinator()
         let writer = M.context(coordinator)

@@ -42,6 +42,27 @@ struct SlotValuesTests {
         #expect(cappedRows.enumerated().allSatisfy { $0.element[0] == .integer(Int64($0.offset)) })
     }
 
+    @Test func anyNullReadsOnlyTheGivenPositionsInRange() {
+        let own: SlotValues = [.integer(1), .null, .string("x"), .null]
+        #expect(own.anyNull(at: [1]))
+        #expect(own.anyNull(at: [0, 3]))
+        #expect(!own.anyNull(at: [0, 2]))
+        #expect(!own.anyNull(at: []))
+        // Positions beyond the values (or negative) are not values, so not null.
+        #expect(!own.anyNull(at: [0, 4, 99, -1]))
+        #expect(!SlotValues().anyNull(at: [0, 1]))
+        // A run of a slab: its neighbours' values are not its own.
+        let slab = SlotSlab()
+        let first = slab.row(count: 2) { base in
+            base.initialize(to: .integer(1)); (base + 1).initialize(to: .integer(2)); return false
+        }
+        let second = slab.row(count: 2) { base in
+            base.initialize(to: .null); (base + 1).initialize(to: .integer(3)); return false
+        }
+        #expect(!first.anyNull(at: [0, 1, 2]))
+        #expect(second.anyNull(at: [0]) && !second.anyNull(at: [1]))
+    }
+
     @Test func writingASharedRunCopiesItAndLeavesTheOthers() {
         var rows = Self.integerRows(4, width: 2)
         let before = rows.map(Array.init)

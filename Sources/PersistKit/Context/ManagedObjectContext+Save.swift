@@ -120,9 +120,12 @@ extension ManagedObjectContext {
             lastEntity = object.entity
             if !anyConstrained && !EntityRules.of(object.entity).uniquenessConstraints.isEmpty { anyConstrained = true }
         }
-        for object in inserted {
-            noteEntity(of: object)
-            collect { try object.validateForInsert() }
+        for position in inserted.indices {
+            // Borrowed: `inserted` holds every object for the whole loop.
+            inserted.withBorrowedElement(at: position) { object in
+                noteEntity(of: object)
+                collect { try object.validateForInsert() }
+            }
         }
         for object in updated {
             noteEntity(of: object)

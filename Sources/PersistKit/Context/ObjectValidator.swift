@@ -82,9 +82,8 @@ extension ManagedObject {
         let rules = EntityRules.of(entity)
         if let required = rules.onlyRequiredSlots {
             // Only required slots to check: a valid object (the common case) is found so with
-            // one read of its values; an invalid one gets its errors from the loop below.
-            let values = self.values
-            if !required.contains(where: { $0 < values.count && values[$0].isNull }) { return [] }
+            // one read of its values in place; an invalid one gets its errors from the loop below.
+            if !values.anyNull(at: required) { return [] }
         }
         for rule in rules.slots where rule.index < values.count {
             let value = values[rule.index]

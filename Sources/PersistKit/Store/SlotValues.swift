@@ -142,6 +142,15 @@ extension SlotValues: RandomAccessCollection, MutableCollection {
         }
     }
 
+    /// Whether any value at `positions` (those within range) is null: read in place, so an
+    /// object's values are checked without a copy of them (see `modelValidationErrors`).
+    @inline(__always) func anyNull(at positions: [Int]) -> Bool {
+        for position in positions where UInt(bitPattern: position) < UInt(length) && firstValue[position].isNull {
+            return true
+        }
+        return false
+    }
+
     /// The address of the first value. Only for values that are not empty (which have
     /// storage), and valid while `self` holds its storage.
     private var firstValue: UnsafeMutablePointer<StoreValue> {
