@@ -193,7 +193,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         self.madeID = Atomic(nil)
         self.idPrimaryKey = ManagedObjectID.nextTemporaryNumber()
         self.idStoreBits = 0
-        self.values = EntityRules.of(entity).newObjectValues()
+        self.values = entity.withRules { $0.newObjectValues() }
         self._isFault = false
         if let context { context.insert(self) }
     }
@@ -277,7 +277,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public var hasPersistentChangedValues: Bool {
         guard let changeState else { return false }
         // Most entities have no transient property: every change is a persistent one.
-        if let rules = entity._rules, rules.transientSlots.isEmpty, !rules.hasTransientToMany { return hasChangedValues }
+        if entity.rulesSatisfy({ $0.transientSlots.isEmpty && !$0.hasTransientToMany }) { return hasChangedValues }
         return Self.hasPersistentChanges(changeState, of: entity)
     }
 

@@ -706,9 +706,9 @@ extension ManagedObject {
     func storedValues(keepingTransients: Bool = false) -> SlotValues {
         willAccessValue()
         // Most entities have no transient slot: their values are stored as they are, the
-        // rules only looked at (copying them out retained and released two references).
+        // rules only looked at, borrowed (copying them out retained and released references).
         if keepingTransients { return values }
-        if let rules = entity._rules, rules.transientSlots.isEmpty { return values }
+        if entity.rulesSatisfy({ $0.transientSlots.isEmpty }) { return values }
         var stored = values
         for index in EntityRules.of(entity).transientSlots where index < stored.count { stored[index] = .null }
         return stored

@@ -78,8 +78,13 @@ extension ManagedObject {
     /// Every model rule this object breaks, as errors naming the object and key.
     func modelValidationErrors() -> [PersistenceError] {
         willAccessValue()
+        // The rules borrowed from the entity, not retained for the checks.
+        return entity.withRules { rules in modelValidationErrors(rules) }
+    }
+
+    /// ``modelValidationErrors()`` by `rules`, the entity's.
+    private func modelValidationErrors(_ rules: EntityRules) -> [PersistenceError] {
         var errors: [PersistenceError] = []
-        let rules = EntityRules.of(entity)
         if let required = rules.onlyRequiredSlots {
             // Only required slots to check: a valid object (the common case) is found so with
             // one read of its values in place; an invalid one gets its errors from the loop below.

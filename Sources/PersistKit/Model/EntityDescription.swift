@@ -77,10 +77,39 @@ public final class EntityDescription: @unchecked Sendable {
     @exclusivity(unchecked) var _shortKeyTable: ShortKeyTable?
     /// What creating, validating and writing this entity's objects needs (see ``EntityRules``).
     ///
-    /// Exclusivity checks off: written once, when the model is frozen (under the model's
-    /// freeze lock, before any context uses the entity), and only read after. Every new object
-    /// reads it, and the dynamic check cost about 63 instructions an insert under callgrind.
-    @exclusivity(unchecked) var _rules: EntityRules?
+    /// Written once, when the model is frozen (under the model's freeze lock, before any
+    /// context uses the entity), and only read after.
+    var _rules: EntityRules? {
+        @inline(__always) get { rulesReference?.takeUnretainedValue() }
+        set {
+            rulesReference?.release()
+            rulesReference = newValue.map { Unmanaged.passRetained($0) }
+        }
+    }
+    /// ``_rules``' storage, retained here (and released at `deinit`) so that ``withRules(_:)``
+    /// and ``rulesSatisfy(_:)`` lend the rules without retaining and releasing them at each
+    /// object. Exclusivity checks off: every new object reads it, and the dynamic check cost
+    /// about 63 instructions an insert under callgrind.
+    @exclusivity(unchecked) private var rulesReference: Unmanaged<EntityRules>?
+
+    /// Calls `body` with the entity's rules, borrowed: those worked out when its model was
+    /// frozen, or, for an entity of a model not frozen yet (whose properties may still change),
+    /// worked out now.
+    @inline(__always) func withRules<Result>(_ body: (EntityRules) throws -> Result) rethrows -> Result {
+        if let rulesReference { return try rulesReference._withUnsafeGuaranteedRef(body) }
+        return try body(EntityRules(self))
+    }
+
+    /// Whether the rules worked out when the entity's model was frozen satisfy `predicate`,
+    /// read borrowed; `false` before the model is frozen.
+    @inline(__always) func rulesSatisfy(_ predicate: (EntityRules) -> Bool) -> Bool {
+        guard let rulesReference else { return false }
+        return rulesReference._withUnsafeGuaranteedRef(predicate)
+    }
+
+    deinit {
+        rulesReference?.release()
+    }
 
     /// Creates an entity with a name and its own properties.
     public init(name: String, properties: [PropertyDescription] = [], managedObjectClass: ManagedObject.Type = ManagedObject.self) {
