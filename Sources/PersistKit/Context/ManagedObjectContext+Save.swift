@@ -705,13 +705,15 @@ extension ManagedObject {
     /// `keepingTransients`, for a parent context, which is not a store).
     func storedValues(keepingTransients: Bool = false) -> SlotValues {
         willAccessValue()
+        if keepingTransients { return values }
         // Most entities have no transient slot: their values are stored as they are, the
         // rules only looked at, borrowed (copying them out retained and released references).
-        if keepingTransients { return values }
-        if entity.rulesSatisfy({ $0.transientSlots.isEmpty }) { return values }
-        var stored = values
-        for index in EntityRules.of(entity).transientSlots where index < stored.count { stored[index] = .null }
-        return stored
+        return entity.withRules { rules in
+            if rules.transientSlots.isEmpty { return values }
+            var stored = values
+            for index in rules.transientSlots where index < stored.count { stored[index] = .null }
+            return stored
+        }
     }
 
     /// The unsaved changes of every to-many relationship, for a save request.
@@ -764,8 +766,6 @@ struct StoreWrites {
 
     /// The entry of the first store looked up (index 0).
     private var first: Entry?
-    /// The identity of ``first``'s store.
-    private var firstStore: ObjectIdentifier?
     /// The entries of the other stores (index 1 and on).
     private var others: [Entry] = []
     let author: String?
@@ -833,9 +833,9 @@ struct StoreWrites {
         if entity === lastEntity { return lastIndex }
         let store = try known.flatMap { $0.entity === entity ? $0.store : nil } ?? context.rootStore(for: entity)
         let index: Int
-        // The first entry's store compared by identity: binding the entry to a local copied it
-        // (its store, its request's arrays and strings: about ten retains and releases).
-        if firstStore == ObjectIdentifier(store) {
+        // Only the first entry's store is read: binding the entry to a local copied it (its
+        // store, its request's arrays and strings: about ten retains and releases).
+        if first?.store === store {
             index = 0
         } else if let known = others.firstIndex(where: { $0.store === store }) {
             index = known + 1
@@ -845,7 +845,6 @@ struct StoreWrites {
             request.contextName = contextName
             if first == nil {
                 first = Entry(store: store, request: request)
-                firstStore = ObjectIdentifier(store)
                 index = 0
             } else {
                 others.append(Entry(store: store, request: request))

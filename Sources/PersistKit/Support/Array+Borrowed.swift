@@ -1,6 +1,7 @@
 extension Array where Element: AnyObject {
-    /// Calls `body` with the element at `index` borrowed from the array: neither the element
-    /// nor anything `body` reads from its stored `let` properties is retained for the call.
+    /// Calls `body` with the element at `index` borrowed from the array: the element is not
+    /// retained for the call, and references `body` reads from its stored `let` properties
+    /// (an object's entity) need not be either.
     ///
     /// A loop over a save's objects reads each one several times; each read through a plain
     /// local (or an `unowned(unsafe)` one) made the compiler retain and release the object and
