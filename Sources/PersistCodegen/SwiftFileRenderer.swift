@@ -91,6 +91,12 @@ struct SwiftFileRenderer {
         lines.append("\(modifier)\(isFinal ? "final " : "")class \(name): \(inheritance) {")
         lines.append("    /// The name of the entity: \(SwiftNames.literal(entity.name)).")
         lines.append("    \(entityNameModifier) var entityName: \(string) { \(SwiftNames.literal(entity.name)) }")
+        if isFinal {
+            // A final class's methods cannot be overridden anywhere else (an extension may not
+            // override), so it has no `willSave()` or `didSave()` of its own: saves skip them.
+            lines.append("    /// The class overrides neither `willSave()` nor `didSave()`: a save does not call them.")
+            lines.append("    override \(modifier)class var usesSaveHooks: \(plan.qualified("Bool")) { false }")
+        }
 
         let all = entity.allProperties
         let attributes = all.compactMap { $0 as? AttributeDescription }

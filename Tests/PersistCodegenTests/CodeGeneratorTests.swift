@@ -178,6 +178,8 @@ struct CodeGeneratorTests {
             public final class Tea: Drink {
                 /// The name of the entity: "Tea".
                 override public class var entityName: String { "Tea" }
+                /// The class overrides neither `willSave()` nor `didSave()`: a save does not call them.
+                override public class var usesSaveHooks: Bool { false }
 
                 /// The names of the attributes of `Tea` (inherited ones included), for predicates,
                 /// sort descriptors and key paths.

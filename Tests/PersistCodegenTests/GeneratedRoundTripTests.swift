@@ -161,6 +161,25 @@ struct GeneratedRoundTripTests {
         }
     }
 
+    @Test("final generated classes tell saves they use no save hooks; classes with sub-entity classes do not")
+    func saveHooks() throws {
+        // Final classes: no extension can override willSave() or didSave().
+        #expect(!Brewery.usesSaveHooks && !Lager.usesSaveHooks && !Label.usesSaveHooks && !Sample.usesSaveHooks)
+        // A class other classes inherit from keeps the default, for a subclass that overrides.
+        #expect(Drink.usesSaveHooks && Beer.usesSaveHooks)
+        let coordinator = try Self.coordinator()
+        try Self.write(coordinator) { context in
+            for index in 0..<3 { Brewery.insert(into: context).name = "b\(index)" }
+            Lager.insert(into: context).name = "pils"
+        }
+        try Self.read(coordinator) { context in
+            let breweries = try context.fetch(Brewery.fetchRequest())
+            let lagers = try context.fetch(Lager.fetchRequest())
+            #expect(breweries.compactMap(\.name).sorted() == ["b0", "b1", "b2"])
+            #expect(lagers.map(\.name) == ["pils"])
+        }
+    }
+
     @Test("to-one, to-many, many-to-many and inheritance through generated accessors")
     func relationships() throws {
         let coordinator = try Self.coordinator()

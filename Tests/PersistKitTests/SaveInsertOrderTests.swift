@@ -143,6 +143,35 @@ struct SaveInsertOrderTests {
         }
     }
 
+    @Test func aClassThatUsesNoSaveHooksIsNotCalledAndItsObjectsAreSavedAlike() throws {
+        #expect(!ManagedObject.usesSaveHooks && CountingSaveHooks.usesSaveHooks && !SkippedSaveHooks.usesSaveHooks)
+        let context = M.context(try Self.sqliteCoordinator("nohooks.sqlite"))
+        try context.performAndWait {
+            let entity = try #require(context.persistentStoreCoordinator?.managedObjectModel.entitiesByName["Person"])
+            // New objects of the class alone (the save makes no pass for hooks), then beside
+            // objects whose class uses them.
+            let skipped = (0..<4).map { index -> SkippedSaveHooks in
+                let person = SkippedSaveHooks(entity: entity, insertInto: context)
+                person.setValue("s\(index)", forKey: "name")
+                return person
+            }
+            try context.save()
+            let counted = CountingSaveHooks(entity: entity, insertInto: context)
+            counted.setValue("c", forKey: "name")
+            skipped[0].setValue("renamed", forKey: "name")
+            let late = SkippedSaveHooks(entity: entity, insertInto: context)
+            late.setValue("late", forKey: "name")
+            try context.save()
+            context.delete(skipped[1])
+            try context.save()
+            #expect((skipped + [late]).allSatisfy { $0.willSaveCalls == 0 && $0.didSaveCalls == 0 })
+            #expect(counted.willSaveCalls == 1 && counted.didSaveCalls == 1)
+            #expect(!context.hasChanges && skipped.allSatisfy { !$0.objectID.isTemporaryID })
+            let names = try context.fetch(M.request("Person")).compactMap { $0.value(forKey: "name") as? String }
+            #expect(names.sorted() == ["c", "late", "renamed", "s2", "s3"])
+        }
+    }
+
     @Test func anObjectInsertedByWillSaveDoesNotChangeTheSavedList() throws {
         let context = M.context(try Self.sqliteCoordinator("willsave.sqlite"))
         try context.performAndWait {
@@ -161,6 +190,16 @@ struct SaveInsertOrderTests {
 
 /// A person that counts the calls of its save hooks.
 final class CountingSaveHooks: ManagedObject {
+    var willSaveCalls = 0
+    var didSaveCalls = 0
+    override func willSave() { willSaveCalls += 1 }
+    override func didSave() { didSaveCalls += 1 }
+}
+
+/// A person that counts the calls of its save hooks but says it uses none
+/// (``ManagedObject/usesSaveHooks``): a save does not call them.
+final class SkippedSaveHooks: ManagedObject {
+    override class var usesSaveHooks: Bool { false }
     var willSaveCalls = 0
     var didSaveCalls = 0
     override func willSave() { willSaveCalls += 1 }

@@ -25,9 +25,10 @@ struct InsertedObjects {
     var isEmpty: Bool { objects.isEmpty }
 
     /// The listed objects that are not deleted, in insertion order: the list itself (shared,
-    /// not copied) when none is; and whether every listed object is an instance of
-    /// ``ManagedObject`` itself, whose `willSave()` and `didSave()` do nothing (no subclass
-    /// overrides them). Found in one pass, reading each object's header.
+    /// not copied) when none is; and whether no listed object uses save hooks: each is an
+    /// instance of ``ManagedObject`` itself, whose `willSave()` and `didSave()` do nothing, or
+    /// of a class whose ``ManagedObject/usesSaveHooks`` is `false`. Found in one pass, reading
+    /// each object's header.
     func undeleted() -> (objects: [ManagedObject], allPlain: Bool) {
         var anyDeleted = false
         var allPlain = true

@@ -308,6 +308,16 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     open func willSave() {}
     /// Called after the object's context saved it.
     open func didSave() {}
+
+    /// Whether a save calls ``willSave()`` and ``didSave()`` on objects of this class.
+    ///
+    /// `false` for `ManagedObject` itself, whose own do nothing; `true` for a subclass unless it
+    /// says otherwise. A subclass that overrides neither method may return `false`: a save of
+    /// its objects then skips the calls, and the passes over the saved objects they need (a
+    /// save of 50,000 new objects spent about a tenth of its time there). The `final` classes
+    /// `persistctl codegen` generates return `false`, as Swift lets no extension override the
+    /// methods. A PersistKit addition: Core Data calls both on every saved object.
+    open class var usesSaveHooks: Bool { self != ManagedObject.self }
     /// Called when the object becomes a fault again.
     open func didTurnIntoFault() {}
 

@@ -41,7 +41,7 @@ extension ManagedObjectContext {
         /// The context's parent, which a child context's save pushes to; `nil` for a root context.
         let parent: ManagedObjectContext?
         var inserted: [ManagedObject]
-        /// Every object of `inserted` is a plain `ManagedObject` (no save hooks).
+        /// No object of `inserted` uses save hooks (``ManagedObject/usesSaveHooks``).
         var insertedArePlain: Bool
         var updated: [ManagedObject]
         var deleted: [ManagedObject]
@@ -520,9 +520,10 @@ extension ManagedObjectContext {
     /// false).
     /// `leftOut`: objects whose `willSave()` was called that conflict resolution took out of
     /// the save (``objectsLeftOut(of:inserted:updated:deleted:)``); they get `didSave()` too.
-    /// `insertedArePlain`: every object of `inserted` is a `ManagedObject` itself, whose
-    /// `didSave()` does nothing (as ``InsertedObjects/undeleted()`` found at the save's start;
-    /// `inserted` is those objects, or fewer). `insertedSet`, when given, is `Set(inserted)`
+    /// `insertedArePlain`: no object of `inserted` uses save hooks (each is a `ManagedObject`
+    /// itself, or of a class whose ``ManagedObject/usesSaveHooks`` is `false`), as
+    /// ``InsertedObjects/undeleted()`` found at the save's start (`inserted` is those objects,
+    /// or fewer). `insertedSet`, when given, is `Set(inserted)`
     /// built already. `ownsChangeSets` false: the save's objects were taken out of the change
     /// sets when its write was queued (``saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``), and what the
     /// sets hold now belongs to later changes; they are left as they are.
@@ -608,10 +609,10 @@ extension ManagedObjectContext {
             Self.clearChangeSet(&deletedByID)
             Self.clearChangeSet(&changedByID)
         }
-        // `ManagedObject`'s own didSave() does nothing: the pass is skipped when no object is
-        // of a subclass.
-        if !insertedArePlain { for object in inserted { object.didSave() } }
-        for object in updated { object.didSave() }
+        // `ManagedObject`'s own didSave() does nothing: the pass is skipped when no inserted
+        // object uses save hooks.
+        if !insertedArePlain { for object in inserted where Self.hasSaveHooks(object) { object.didSave() } }
+        for object in updated where Self.hasSaveHooks(object) { object.didSave() }
         for object in deleted where Self.hasSaveHooks(object) { object.didSave() }
         for object in leftOut { object.didSave() }
         if posts {

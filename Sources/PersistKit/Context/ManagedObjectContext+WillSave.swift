@@ -64,9 +64,10 @@ extension ManagedObjectContext {
     /// does not call it again. An object inserted and deleted before the save is not saved and
     /// not called.
     ///
-    /// `ManagedObject`'s own `willSave()` does nothing: objects of that class are not called
-    /// (only listed), so a save of such objects alone (``InsertedObjects/undeleted()`` found
-    /// `insertedArePlain`, no updated object of a subclass) makes no pass here.
+    /// `ManagedObject`'s own `willSave()` does nothing: objects of that class, and of classes
+    /// whose ``ManagedObject/usesSaveHooks`` is `false`, are not called (only listed), so a save
+    /// of such objects alone (``InsertedObjects/undeleted()`` found `insertedArePlain`, no
+    /// updated or deleted object uses hooks) makes no pass here.
     ///
     /// Returns whether the calls changed anything. Throws
     /// ``PersistenceError/Code/willSaveDidNotSettle``, naming the objects still changing, when
@@ -158,10 +159,12 @@ extension ManagedObjectContext {
         return true
     }
 
-    /// Whether `object` may override `willSave()` and `didSave()`: it is of a subclass of
-    /// ``ManagedObject``, whose own hooks do nothing.
+    /// Whether a save calls `willSave()` and `didSave()` on `object`: it is of a subclass of
+    /// ``ManagedObject`` (whose own hooks do nothing) that does not say it overrides neither
+    /// (``ManagedObject/usesSaveHooks``). A plain object is told apart without a call.
     @inline(__always) static func hasSaveHooks(_ object: ManagedObject) -> Bool {
-        type(of: object) != ManagedObject.self
+        let type = type(of: object)
+        return type != ManagedObject.self && type.usesSaveHooks
     }
 
     /// The error of a save whose `willSave()` calls still changed `objects` after
