@@ -14,6 +14,17 @@ struct SaveInsertOrderTests {
         try M.coordinator(type: .sqlite, at: try M.temporaryDirectory().appendingPathComponent(name))
     }
 
+    /// `count` new people of class `T` in `context`, named `prefix` followed by their index.
+    static func insertPeople<T: ManagedObject>(_ type: T.Type, _ count: Int, named prefix: String,
+                                               into context: ManagedObjectContext) throws -> [T] {
+        let entity = try #require(context.persistentStoreCoordinator?.managedObjectModel.entitiesByName["Person"])
+        return (0..<count).map { index in
+            let person = T(entity: entity, insertInto: context)
+            person.setValue("\(prefix)\(index)", forKey: "name")
+            return person
+        }
+    }
+
     @Test func newObjectsGetKeysInTheOrderTheyWereInserted() throws {
         let context = M.context(try Self.sqliteCoordinator("order.sqlite"))
         try context.performAndWait {
@@ -147,20 +158,13 @@ struct SaveInsertOrderTests {
         #expect(!ManagedObject.usesSaveHooks && CountingSaveHooks.usesSaveHooks && !SkippedSaveHooks.usesSaveHooks)
         let context = M.context(try Self.sqliteCoordinator("nohooks.sqlite"))
         try context.performAndWait {
-            let entity = try #require(context.persistentStoreCoordinator?.managedObjectModel.entitiesByName["Person"])
             // New objects of the class alone (the save makes no pass for hooks), then beside
             // objects whose class uses them.
-            let skipped = (0..<4).map { index -> SkippedSaveHooks in
-                let person = SkippedSaveHooks(entity: entity, insertInto: context)
-                person.setValue("s\(index)", forKey: "name")
-                return person
-            }
+            let skipped = try Self.insertPeople(SkippedSaveHooks.self, 4, named: "s", into: context)
             try context.save()
-            let counted = CountingSaveHooks(entity: entity, insertInto: context)
-            counted.setValue("c", forKey: "name")
+            let counted = try Self.insertPeople(CountingSaveHooks.self, 1, named: "c", into: context)[0]
             skipped[0].setValue("renamed", forKey: "name")
-            let late = SkippedSaveHooks(entity: entity, insertInto: context)
-            late.setValue("late", forKey: "name")
+            let late = try Self.insertPeople(SkippedSaveHooks.self, 1, named: "late", into: context)[0]
             try context.save()
             context.delete(skipped[1])
             try context.save()
@@ -168,19 +172,14 @@ struct SaveInsertOrderTests {
             #expect(counted.willSaveCalls == 1 && counted.didSaveCalls == 1)
             #expect(!context.hasChanges && skipped.allSatisfy { !$0.objectID.isTemporaryID })
             let names = try context.fetch(M.request("Person")).compactMap { $0.value(forKey: "name") as? String }
-            #expect(names.sorted() == ["c", "late", "renamed", "s2", "s3"])
+            #expect(names.sorted() == ["c0", "late0", "renamed", "s2", "s3"])
         }
     }
 
     @Test func anObjectInsertedByWillSaveDoesNotChangeTheSavedList() throws {
         let context = M.context(try Self.sqliteCoordinator("willsave.sqlite"))
         try context.performAndWait {
-            let entity = try #require(context.persistentStoreCoordinator?.managedObjectModel.entitiesByName["Person"])
-            let people = (0..<5).map { index -> ManagedObject in
-                let person = InsertingOnWillSave(entity: entity, insertInto: context)
-                person.setValue("p\(index)", forKey: "name")
-                return person
-            }
+            let people = try Self.insertPeople(InsertingOnWillSave.self, 5, named: "p", into: context)
             try context.save()
             #expect(people.map(\.objectID.primaryKey) == Array(1...5))
             #expect(people.allSatisfy { context.registeredObject(for: $0.objectID) === $0 })
