@@ -63,6 +63,36 @@ struct SlotValuesTests {
         #expect(second.anyNull(at: [0]) && !second.anyNull(at: [1]))
     }
 
+    /// `replaceValue(at:with:)` writes a value over another, trivial or not: a shared run is
+    /// copied first, a reference written in marks the storage as holding references, and a
+    /// reference written over is released.
+    @Test func replacingAValueCopiesASharedRunAndReleasesWhatItOverwrites() {
+        let entity = EntityDescription(name: "E", properties: [AttributeDescription(name: "a", type: .integer64)])
+        var values = SlotValues(repeating: .null, count: 3)
+        let shared = values
+        values.replaceValue(at: 0, with: .integer(5))
+        values.replaceValue(at: 2, with: .bool(true))
+        #expect(Array(values) == [.integer(5), .null, .bool(true)])
+        #expect(Array(shared) == [.null, .null, .null])
+        #expect(values.storage !== shared.storage)
+        #expect(values.storage?.headerAddress.pointee.holdsReferences == false)
+
+        weak var weakID: ManagedObjectID?
+        do {
+            let id = ManagedObjectID(entity: entity, storeIdentifier: "S", primaryKey: 9)
+            weakID = id
+            values.replaceValue(at: 1, with: .object(id))
+        }
+        #expect(values.storage?.headerAddress.pointee.holdsReferences == true)
+        #expect(weakID != nil && values[1] == .object(weakID!))
+        // Trivial over a reference: the reference is let go of.
+        values.replaceValue(at: 1, with: .integer(6))
+        #expect(weakID == nil)
+        values.replaceValue(at: 1, with: .string("s"))
+        values.replaceValue(at: 1, with: .string("t"))
+        #expect(Array(values) == [.integer(5), .string("t"), .bool(true)])
+    }
+
     @Test func writingASharedRunCopiesItAndLeavesTheOthers() {
         var rows = Self.integerRows(4, width: 2)
         let before = rows.map(Array.init)

@@ -337,14 +337,16 @@ extension ManagedObject {
         }
     }
 
-    /// Writes one slot, recording the change and telling the context.
-    func setSlot(_ slot: Int, to newValue: StoreValue) {
+    /// Writes one slot, recording the change and telling the context. `value` is taken
+    /// (callers make it for the call), so a new object's slot is written without copying it.
+    func setSlot(_ slot: Int, to value: consuming StoreValue) {
         willAccessValue()
         if _isInserted {
             // A new object is written whole at save: no change tracking needed.
-            values[slot] = newValue
+            values.replaceValue(at: slot, with: value)
             return
         }
+        let newValue = value
         if values[slot] == newValue { return }
         values[slot] = newValue
         if committed.map({ slot < $0.values.count && $0.values[slot] == newValue }) ?? false {

@@ -142,6 +142,28 @@ extension SlotValues: RandomAccessCollection, MutableCollection {
         }
     }
 
+    /// Replaces the value at `position` (in `indices`) with `newValue`, taken rather than
+    /// copied. When neither value holds a reference (``StoreValue/holdsNoReference``), the new
+    /// one is written over the old without the calls that copy and destroy an enum of several
+    /// payloads: a new object's ten integers were about a third of the instructions of setting
+    /// them under callgrind.
+    @inline(__always)
+    mutating func replaceValue(at position: Int, with newValue: consuming StoreValue) {
+        precondition(UInt(bitPattern: position) < UInt(length), "SlotValues: index \(position) out of range 0..<\(length)")
+        makeUnique()
+        let address = firstValue + position
+        if newValue.holdsNoReference {
+            if address.pointee.holdsNoReference {
+                // The old value is trivial: overwritten, not destroyed.
+                address.initialize(to: newValue)
+                return
+            }
+        } else {
+            storageHeader.pointee.holdsReferences = true
+        }
+        address.pointee = newValue
+    }
+
     /// Whether any value at `positions` (those within range) is null: read in place, so an
     /// object's values are checked without a copy of them (see `modelValidationErrors`).
     @inline(__always) func anyNull(at positions: [Int]) -> Bool {
