@@ -160,8 +160,8 @@ extension ManagedObjectContext {
     }
 
     /// Whether a save calls `willSave()` and `didSave()` on `object`: it is of a subclass of
-    /// ``ManagedObject`` (whose own hooks do nothing) that does not say it overrides neither
-    /// (``ManagedObject/usesSaveHooks``). A plain object is told apart without a call.
+    /// ``ManagedObject`` (whose own hooks do nothing) whose ``ManagedObject/usesSaveHooks`` is
+    /// `true`. A plain object is told apart without a call.
     @inline(__always) static func hasSaveHooks(_ object: ManagedObject) -> Bool {
         let type = type(of: object)
         return type != ManagedObject.self && type.usesSaveHooks
