@@ -63,15 +63,15 @@ struct SlotValuesTests {
         #expect(second.anyNull(at: [0]) && !second.anyNull(at: [1]))
     }
 
-    /// `replaceValue(at:with:)` writes a value over another, trivial or not: a shared run is
+    /// Writing a value over another, trivial or not (the subscript's setter): a shared run is
     /// copied first, a reference written in marks the storage as holding references, and a
     /// reference written over is released.
     @Test func replacingAValueCopiesASharedRunAndReleasesWhatItOverwrites() {
         let entity = EntityDescription(name: "E", properties: [AttributeDescription(name: "a", type: .integer64)])
         var values = SlotValues(repeating: .null, count: 3)
         let shared = values
-        values.replaceValue(at: 0, with: .integer(5))
-        values.replaceValue(at: 2, with: .bool(true))
+        values[0] = .integer(5)
+        values[2] = .bool(true)
         #expect(Array(values) == [.integer(5), .null, .bool(true)])
         #expect(Array(shared) == [.null, .null, .null])
         #expect(values.storage !== shared.storage)
@@ -81,15 +81,15 @@ struct SlotValuesTests {
         do {
             let id = ManagedObjectID(entity: entity, storeIdentifier: "S", primaryKey: 9)
             weakID = id
-            values.replaceValue(at: 1, with: .object(id))
+            values[1] = .object(id)
         }
         #expect(values.storage?.headerAddress.pointee.holdsReferences == true)
         #expect(weakID != nil && values[1] == .object(weakID!))
         // Trivial over a reference: the reference is let go of.
-        values.replaceValue(at: 1, with: .integer(6))
+        values[1] = .integer(6)
         #expect(weakID == nil)
-        values.replaceValue(at: 1, with: .string("s"))
-        values.replaceValue(at: 1, with: .string("t"))
+        values[1] = .string("s")
+        values[1] = .string("t")
         #expect(Array(values) == [.integer(5), .string("t"), .bool(true)])
     }
 

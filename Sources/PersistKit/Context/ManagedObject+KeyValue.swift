@@ -343,7 +343,7 @@ extension ManagedObject {
         willAccessValue()
         if _isInserted {
             // A new object is written whole at save: no change tracking needed.
-            values.replaceValue(at: slot, with: value)
+            values[slot] = value
             return
         }
         let newValue = value

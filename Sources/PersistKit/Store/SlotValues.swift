@@ -135,33 +135,23 @@ extension SlotValues: RandomAccessCollection, MutableCollection {
         @inline(__always) set {
             precondition(UInt(bitPattern: position) < UInt(length), "SlotValues: index \(position) out of range 0..<\(length)")
             makeUnique()
-            if !newValue.holdsNoReference { storageHeader.pointee.holdsReferences = true }
             // Through the address, with `self` holding the storage for the whole access: the
             // old value's release cannot free it, so the storage is not retained around it.
-            firstValue[position] = newValue
-        }
-    }
-
-    /// Replaces the value at `position` (in `indices`) with `newValue`, taken rather than
-    /// copied. When neither value holds a reference (``StoreValue/holdsNoReference``), the new
-    /// one is written over the old without the calls that copy and destroy an enum of several
-    /// payloads (9 to 20 instructions fewer for each integer written into a new object, under
-    /// callgrind).
-    @inline(__always)
-    mutating func replaceValue(at position: Int, with newValue: consuming StoreValue) {
-        precondition(UInt(bitPattern: position) < UInt(length), "SlotValues: index \(position) out of range 0..<\(length)")
-        makeUnique()
-        let address = firstValue + position
-        if newValue.holdsNoReference {
-            if address.pointee.holdsNoReference {
-                // The old value is trivial: overwritten, not destroyed.
-                address.initialize(to: newValue)
-                return
+            let address = firstValue + position
+            if newValue.holdsNoReference {
+                if address.pointee.holdsNoReference {
+                    // Neither value holds a reference: the new one is written over the old,
+                    // without the calls that copy and destroy an enum of several payloads (9 to
+                    // 20 instructions fewer for each integer written into a new object, under
+                    // callgrind).
+                    address.initialize(to: newValue)
+                    return
+                }
+            } else {
+                storageHeader.pointee.holdsReferences = true
             }
-        } else {
-            storageHeader.pointee.holdsReferences = true
+            address.pointee = newValue
         }
-        address.pointee = newValue
     }
 
     /// Whether any value at `positions` (those within range) is null: read in place, so an
