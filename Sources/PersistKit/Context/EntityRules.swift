@@ -70,9 +70,9 @@ final class EntityRules: Sendable {
         defaultSlots.withUnsafeBufferPointer { SlotValues(copying: $0, holdsReferences: !defaultsAreBitwise) }
     }
 
-    /// The rules of `entity`: those worked out when its model was frozen, or, for an entity of
-    /// a model not frozen yet (whose properties may still change), worked out now.
+    /// The rules of `entity` as ``EntityDescription/withRules(_:)`` lends them, kept (retained)
+    /// by the caller, for callers that use them across many objects.
     static func of(_ entity: EntityDescription) -> EntityRules {
-        entity._rules ?? EntityRules(entity)
+        entity.withRules { $0 }
     }
 }

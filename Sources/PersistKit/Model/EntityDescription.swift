@@ -73,23 +73,16 @@ public final class EntityDescription: @unchecked Sendable {
     @exclusivity(unchecked) var _accessorIndexByName: [String: Int] = [:]
     /// The index in `_accessorNames` of each short name, by its short key (``ShortKeyTable``);
     /// `nil` when no name is short.
-    // Exclusivity checks off, as for `_rules` below: written once at freezing, then only read.
+    // Exclusivity checks off, as for `rulesReference` below: written once at freezing, then only read.
     @exclusivity(unchecked) var _shortKeyTable: ShortKeyTable?
-    /// What creating, validating and writing this entity's objects needs (see ``EntityRules``).
+    /// What creating, validating and writing this entity's objects needs (see ``EntityRules``),
+    /// worked out when the model is frozen: retained here (and released at `deinit`) so that
+    /// ``withRules(_:)`` and ``rulesSatisfy(_:)`` lend the rules without retaining and releasing
+    /// them at each object.
     ///
     /// Written once, when the model is frozen (under the model's freeze lock, before any
-    /// context uses the entity), and only read after.
-    var _rules: EntityRules? {
-        @inline(__always) get { rulesReference?.takeUnretainedValue() }
-        set {
-            rulesReference?.release()
-            rulesReference = newValue.map { Unmanaged.passRetained($0) }
-        }
-    }
-    /// ``_rules``' storage, retained here (and released at `deinit`) so that ``withRules(_:)``
-    /// and ``rulesSatisfy(_:)`` lend the rules without retaining and releasing them at each
-    /// object. Exclusivity checks off: every new object reads it, and the dynamic check cost
-    /// about 63 instructions an insert under callgrind.
+    /// context uses the entity), and only read after. Exclusivity checks off: every new object
+    /// reads it, and the dynamic check cost about 63 instructions an insert under callgrind.
     @exclusivity(unchecked) private var rulesReference: Unmanaged<EntityRules>?
 
     /// Calls `body` with the entity's rules, borrowed: those worked out when its model was
@@ -212,7 +205,8 @@ public final class EntityDescription: @unchecked Sendable {
         }
         _shortKeyTable = ShortKeyTable(keys: _accessorNames.map { Self.shortKey($0) ?? 0 })
         _accessorIndexByName = Dictionary(_accessorNames.enumerated().map { ($1, $0) }, uniquingKeysWith: { _, last in last })
-        _rules = EntityRules(self)
+        rulesReference?.release()
+        rulesReference = Unmanaged.passRetained(EntityRules(self))
         layoutSerial = Self.layoutSerials.add(1, ordering: .relaxed).newValue
     }
 
