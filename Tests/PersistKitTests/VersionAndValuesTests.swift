@@ -75,6 +75,66 @@ struct VersionAndValuesTests {
         }
     }
 
+    /// `withVersionAndValues(_:)` lends what `versionAndValues()` copies: a fault filled once,
+    /// the same version and slot values, and the values as they are at the call.
+    @Test(arguments: S.storeTypes)
+    func lentVersionAndValuesAreTheCopiedOnes(_ type: StoreType) throws {
+        let coordinator = try S.coordinator(type)
+        let writer = M.context(coordinator)
+        try writer.performAndWait {
+            _ = M.insert("Beer", into: writer, ["name": "Quad", "abv": 10.0, "ibu": Int16(25)])
+            try writer.save()
+        }
+        let reader = M.context(coordinator)
+        try reader.performAndWait {
+            let beer = try #require(try reader.fetch(M.request("Beer")).first)
+            #expect(beer.isFault)
+            let (lentVersion, lentValues) = beer.withVersionAndValues { version, values in (version, Array(values)) }
+            #expect(!beer.isFault)
+            let (version, values) = beer.versionAndValues()
+            #expect(lentVersion == version)
+            #expect(lentVersion == 1)
+            #expect(lentValues == Array(values))
+            #expect(lentValues == slotValues(beer))
+            // A change shows in the next loan, not in the version until saved.
+            let abv = try #require(beer.entity.slotIndex(of: "abv"))
+            beer.setValue(10.5, forKey: "abv")
+            let changed = beer.withVersionAndValues { version, values in (version, values[abv]) }
+            #expect(changed.0 == 1)
+            #expect(changed.1 == .double(10.5))
+            // A body that throws: the error comes back out.
+            struct Stop: Error {}
+            #expect(throws: Stop.self) { try beer.withVersionAndValues { _, _ -> Int in throw Stop() } }
+        }
+        let inserted = M.context(coordinator)
+        inserted.performAndWait {
+            // Never saved: version 0 and the values set.
+            let beer = M.insert("Beer", into: inserted, ["name": "Gose"])
+            let (version, values) = beer.withVersionAndValues { version, values in (version, Array(values)) }
+            #expect(version == 0)
+            #expect(values == slotValues(beer))
+        }
+    }
+
+    /// `unretainedRegisteredObject(entity:store:primaryKey:)` finds what
+    /// `registeredObject(entity:store:primaryKey:)` finds, the same instance, and nothing else.
+    @Test func theUnretainedLookupFindsTheRegisteredObject() throws {
+        let coordinator = try S.coordinator(.sqlite)
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            let beer = M.insert("Beer", into: context, ["name": "Bock"])
+            try context.save()
+            let store = try #require(coordinator.persistentStores.first)
+            let key = beer.objectID.primaryKey
+            let found = try #require(context.unretainedRegisteredObject(entity: beer.entity, store: store.storeToken, primaryKey: key))
+            #expect(found.takeUnretainedValue() === beer)
+            #expect(context.registeredObject(entity: beer.entity, store: store.storeToken, primaryKey: key) === beer)
+            #expect(context.unretainedRegisteredObject(entity: beer.entity, store: store.storeToken, primaryKey: key + 1) == nil)
+            let brewery = try #require(coordinator.managedObjectModel.entitiesByName["Brewery"])
+            #expect(context.unretainedRegisteredObject(entity: brewery, store: store.storeToken, primaryKey: key) == nil)
+        }
+    }
+
     /// `setPrimitiveValue(_:atSlot:)` stores what `setValue(_:forKey:)` stores for the matching
     /// Swift value, and a saved object's change through it is tracked and saved alike.
     @Test func settingASlotIsSettingTheValueByName() throws {

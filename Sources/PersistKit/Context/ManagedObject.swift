@@ -267,7 +267,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// can say which state its change is based on.
     public var storeVersion: Int64 {
         willAccessValue()
-        return committed?.version ?? 0
+        return Self.version(of: &committed)
     }
 
     /// Whether any persistent attribute or relationship changed since the last save (Core

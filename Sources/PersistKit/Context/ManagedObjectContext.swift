@@ -276,6 +276,18 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         return onQueue { registered[key] }
     }
 
+    /// ``registeredObject(entity:store:primaryKey:)`` without a reference count, for a server
+    /// answering a batch of reads on the context's queue: the object is the registry's, lent
+    /// for as long as it stays registered, which it does while the caller's block runs on the
+    /// queue and unregisters nothing itself (no ``releaseUnreferencedObjects(beyond:)``,
+    /// ``reset()`` or ``refreshAllObjects()`` in between).
+    ///
+    /// - Precondition: called on the context's queue.
+    package func unretainedRegisteredObject(entity: EntityDescription, store: StoreToken, primaryKey: Int64) -> Unmanaged<ManagedObject>? {
+        precondition(isOnQueue, "ManagedObjectContext: unretainedRegisteredObject called off the context's queue")
+        return registered.unretainedObject(forKey: ObjectKey(entity: entity, store: store, primaryKey: primaryKey))
+    }
+
     /// The object registered for the row `primaryKey` of `entity` in the store whose
     /// identifier is `storeIdentifier`, or `nil`: ``registeredObject(entity:store:primaryKey:)``
     /// after interning the identifier (a lock and a hash of the string; no allocation once the

@@ -78,6 +78,11 @@ struct ObjectRegistry: ~Copyable {
         }
     }
 
+    /// The object registered for `key`, unretained (the registry holds it while registered).
+    @inline(__always) func unretainedObject(forKey key: ObjectKey) -> Unmanaged<ManagedObject>? {
+        objects[key]
+    }
+
     /// The object registered for `id` (for its ``ManagedObjectID/key``); as the key subscript.
     subscript(id: ManagedObjectID) -> ManagedObject? {
         @inline(__always) get { objects[id.key]?.takeUnretainedValue() }

@@ -193,7 +193,7 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
             switch frame {
             case .line(let range):
                 // The line is read in the framer's buffer, copied only when it is not a simple `get`.
-                framer.withBytes(of: range) { line in
+                Self.withLine(range, of: &framer) { line in
                     if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return } // blank lines are ignored
                     if enqueueSimpleGet(line) { return }
                     enqueue(Array(line))
@@ -210,11 +210,21 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
         pump()
     }
 
+    /// The bytes of `range` in `framer`'s buffer, for `body`: through an `inout` access the
+    /// framer (and its buffer) is not copied, so not retained and released, per line.
+    @inline(__always)
+    private static func withLine(_ range: Range<Int>, of framer: inout LineFramer, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        framer.withBytes(of: range, body)
+    }
+
     /// Queues the line when it is a `get` of one ID under the session's ID prefix (a
     /// ``SimpleGet``): `true`; `false` for any other line, with nothing done.
     private func enqueueSimpleGet(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
         var outcome = SimpleGet.Outcome.otherPrefix
-        if let getPrefix { outcome = SimpleGet.parse(line, prefix: getPrefix) }
+        // Lent for the parse, not copied out of the connection (a retain and a release a line).
+        if let getPrefix = getPrefix.map(Unmanaged.passUnretained) {
+            outcome = getPrefix._withUnsafeGuaranteedRef { SimpleGet.parse(line, prefix: $0) }
+        }
         if case .otherPrefix = outcome {
             // The session parsed an ID of another store or entity since: match against that one.
             guard let current = session.idPrefix.withLock({ $0 }), current !== getPrefix,
@@ -222,13 +232,15 @@ final class Connection: @unchecked Sendable, EventLoopHandler {
             getPrefix = current
             outcome = SimpleGet.parse(line, prefix: current)
         }
-        guard case .get(let get) = outcome else { return false }
+        // Moved out of `outcome` and into the queue: a copy would retain its prefix and copy
+        // its `id`, and destroying the original release and destroy them again.
+        guard case .get(let get) = consume outcome else { return false }
         if queuedRequests >= configuration.maximumQueuedRequests {
             enqueue(get.request)
             return true
         }
         queuedRequests += 1
-        pendingGets.append(get)
+        pendingGets.append(consume get)
         // The last entry matched in place, through the buffer: `pending.last` or `pending[i]`
         // would copy it (an enum with payloads) and destroy the copy, for every `get`.
         let extended = pending.withUnsafeMutableBufferPointer { entries -> Bool in

@@ -19,12 +19,13 @@ extension Session {
 
     /// The object of the ID `prefix` then `p` and `key` when `readContext` holds it loaded and
     /// not deleted (what `existingObject` would return without asking the store); `nil`
-    /// otherwise. The one place a simple `get` looks its object up: on `readContext`'s queue.
+    /// otherwise. The one place a simple `get` looks its object up: on `readContext`'s queue,
+    /// unretained, as the registry lends it for the batch (see `writeSimpleGets(_:in:into:)`).
     @inline(__always)
-    private func loadedObject(prefix: WireObjectIDPrefix, key: Int64, in readContext: ManagedObjectContext) -> ManagedObject? {
+    private func loadedObject(prefix: WireObjectIDPrefix, key: Int64, in readContext: ManagedObjectContext) -> Unmanaged<ManagedObject>? {
         // By the prefix's store token and the key: no ID is made for a loaded object.
-        guard let object = readContext.registeredObject(entity: prefix.entity, store: prefix.storeToken, primaryKey: key),
-              !object.isFault, !object.isDeleted else { return nil }
+        guard let object = readContext.unretainedRegisteredObject(entity: prefix.entity, store: prefix.storeToken, primaryKey: key),
+              object._withUnsafeGuaranteedRef({ !$0.isFault && !$0.isDeleted }) else { return nil }
         return object
     }
 
@@ -36,17 +37,18 @@ extension Session {
     private func writeSimpleGets(_ gets: [SimpleGet], in readContext: ManagedObjectContext, into output: inout [UInt8]) {
         // Each `get`'s object when the context holds it loaded and not deleted, else `nil`, in
         // room on the stack (a batch holds at most `Connection.maximumBatch` gets; a larger
-        // one goes to the heap): no array allocated and freed per batch.
-        withUnsafeTemporaryAllocation(of: ManagedObject?.self, capacity: gets.count) { loaded in
+        // one goes to the heap): no array allocated and freed per batch. Unretained: the
+        // objects stay registered, so alive, while the batch runs on the context's queue (it
+        // loads objects but unregisters none; the release of unreferenced ones comes after).
+        withUnsafeTemporaryAllocation(of: Unmanaged<ManagedObject>?.self, capacity: gets.count) { loaded in
             loaded.initialize(repeating: nil)
-            defer { loaded.deinitialize() }
             writeSimpleGets(gets, loaded: loaded, in: readContext, into: &output)
         }
         releaseObjects(after: readContext)
     }
 
     /// ``writeSimpleGets(_:in:into:)`` with `loaded`, room for each `get`'s object (all `nil`).
-    private func writeSimpleGets(_ gets: [SimpleGet], loaded: UnsafeMutableBufferPointer<ManagedObject?>,
+    private func writeSimpleGets(_ gets: [SimpleGet], loaded: UnsafeMutableBufferPointer<Unmanaged<ManagedObject>?>,
                                  in readContext: ManagedObjectContext, into output: inout [UInt8]) {
         // Decided once per batch (see `access()`), not once per request; so is whether this
         // peer may `get` at all, which decides the same for every `get` here.
@@ -58,19 +60,20 @@ extension Session {
         // usually none; the others' objects not loaded are asked for through `existingObject`.
         var storeGone: [Int] = []
         var missing = 0
-        var checked: WireObjectIDPrefix?
+        // Prefixes lent from `gets` (which holds them), compared by identity: not retained per `get`.
+        var checked: Unmanaged<WireObjectIDPrefix>?
         var present = false
         for index in gets.indices {
-            let prefix = gets[index].prefix
-            if prefix !== checked {
+            let prefix = Unmanaged.passUnretained(gets[index].prefix)
+            if prefix.toOpaque() != checked?.toOpaque() {
                 checked = prefix
-                present = state.coordinator.persistentStore(withIdentifier: prefix.store) != nil
+                present = prefix._withUnsafeGuaranteedRef { state.coordinator.persistentStore(withIdentifier: $0.store) != nil }
             }
             guard present else {
                 storeGone.append(index)
                 continue
             }
-            let object = loadedObject(prefix: prefix, key: gets[index].key, in: readContext)
+            let object = prefix._withUnsafeGuaranteedRef { loadedObject(prefix: $0, key: gets[index].key, in: readContext) }
             if object == nil { missing += 1 }
             loaded[index] = object
         }
@@ -101,19 +104,27 @@ extension Session {
                 }
                 let mark = output.count
                 do throws(WireError) {
-                    let object: ManagedObject
+                    // The object, the prefix and the plan are lent to the writer, not retained
+                    // for it: the registry holds each object found loaded (`fetched` one loaded
+                    // here), `gets` each prefix and `plan` the plan, all past the reply. Copied
+                    // out, they cost five reference counts a `get` on objects every `get` shares.
+                    var fetched: ManagedObject?
+                    let object: Unmanaged<ManagedObject>
                     if let found = loaded[index] {
                         object = found
                     } else {
-                        object = try existingObject(Self.objectID(of: gets[index]), in: readContext)
+                        let made = try existingObject(Self.objectID(of: gets[index]), in: readContext)
+                        fetched = made
+                        object = .passUnretained(made)
                     }
-                    let prefix = gets[index].prefix
-                    let entityPlan: WireValuePlan
-                    if let plan, plan.entity === prefix.entity {
-                        entityPlan = plan
+                    let prefix = Unmanaged.passUnretained(gets[index].prefix)
+                    let entityPlan: Unmanaged<WireValuePlan>
+                    if let current = plan, current.entity === prefix._withUnsafeGuaranteedRef({ $0.entity }) {
+                        entityPlan = .passUnretained(current)
                     } else {
-                        entityPlan = WireObjectWriter.plan(of: prefix.entity)
-                        plan = entityPlan
+                        let made = prefix._withUnsafeGuaranteedRef { WireObjectWriter.plan(of: $0.entity) }
+                        plan = made
+                        entityPlan = .passUnretained(made)
                     }
                     // `{"id":…,"ok":true,"result":` (WireReply.writeSuccessStart), then the result.
                     stage.append("{\"id\":", spill: &output)
@@ -124,7 +135,14 @@ extension Session {
                         gets[index].id.write(to: &output)
                     }
                     stage.append(",\"ok\":true,\"result\":{\"objects\":[", spill: &output)
-                    WireObjectWriter.write(object, prefix: prefix, key: gets[index].key, plan: entityPlan, stage: &stage, to: &output)
+                    object._withUnsafeGuaranteedRef { object in
+                        prefix._withUnsafeGuaranteedRef { prefix in
+                            entityPlan._withUnsafeGuaranteedRef { plan in
+                                WireObjectWriter.write(object, prefix: prefix, key: gets[index].key, plan: plan, stage: &stage, to: &output)
+                            }
+                        }
+                    }
+                    withExtendedLifetime(fetched) {}
                     stage.append("]}}\n", spill: &output)
                     stage.flush(into: &output)
                 } catch {

@@ -132,11 +132,12 @@ enum WireObjectWriter {
         stage.writeInteger(key, spill: &output)
         stage.append(prefix.objectMiddle, spill: &output)
         // The version and the values in one call: reading them fills a fault once, and the
-        // values are the ones the version is of.
-        let (version, values) = object.versionAndValues()
-        stage.writeInteger(version, spill: &output)
-        stage.append(",\"values\":{", spill: &output)
-        stageValues(values, of: object, plan: plan, stage: &stage, to: &output)
+        // values are the ones the version is of. Lent, not copied: no reference count per object.
+        object.withVersionAndValues { version, values in
+            stage.writeInteger(version, spill: &output)
+            stage.append(",\"values\":{", spill: &output)
+            stageValues(values, of: object, plan: plan, stage: &stage, to: &output)
+        }
         stage.append("}}", spill: &output)
     }
 
@@ -144,9 +145,9 @@ enum WireObjectWriter {
     /// `object`, whose slot values are `values`), through `stage`: an integer attribute's name
     /// and digits in one step, other values written into `output` after a flush.
     @inline(__always)
-    private static func stageValues(_ values: SlotValues, of object: ManagedObject, plan: WireValuePlan,
+    private static func stageValues(_ values: UnsafeBufferPointer<StoreValue>, of object: ManagedObject, plan: WireValuePlan,
                                     stage: inout ByteStage, to output: inout [UInt8]) {
-        values.withUnsafeBufferPointer { values in
+        do {
             plan.names.withUnsafeBufferPointer { names in
                 plan.steps.withUnsafeBufferPointer { steps in
                     // No names: no steps either (each step has its `"name":`).
@@ -194,11 +195,12 @@ enum WireObjectWriter {
         // Staged as a `get`'s objects are (`stageValues`), in a buffer on the stack: a name and
         // an integer appended to the array one `append(contentsOf:)` at a time cost about
         // 200 instructions a value (an insert's reply).
-        let values = object.versionAndValues().values
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 256) { buffer in
             var stage = ByteStage(buffer)
             stage.append(UInt8(ascii: "{"), spill: &bytes)
-            stageValues(values, of: object, plan: plan, stage: &stage, to: &bytes)
+            object.withVersionAndValues { _, values in
+                stageValues(values, of: object, plan: plan, stage: &stage, to: &bytes)
+            }
             stage.append(UInt8(ascii: "}"), spill: &bytes)
             stage.flush(into: &bytes)
         }
