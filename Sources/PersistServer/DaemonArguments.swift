@@ -30,7 +30,7 @@ public struct DaemonArguments: Sendable, Equatable {
         "model", "store", "store-type", "socket", "socket-mode", "max-connections", "max-line",
         "max-queued", "idle-timeout", "max-connections-per-user", "max-queued-bytes", "line-timeout",
         "write-timeout", "query-timeout", "allow-uids", "allow-users", "allow-groups", "read-only-users",
-        "read-only-groups", "log-level", "history", "busy-timeout", "max-events", "event-loops",
+        "read-only-groups", "log-level", "history", "busy-timeout", "max-events", "event-loops", "busy-poll",
     ]
 
     /// What to do.
@@ -77,6 +77,8 @@ public struct DaemonArguments: Sendable, Equatable {
           --write-timeout SECONDS close a client that leaves replies unread this long; 0 for never (default 60)
           --query-timeout SECONDS interrupt a fetch or count running this long; 0 for never (default 10)
           --event-loops N        threads serving connections (default: half the processors, 1 to 4)
+          --busy-poll MICROSECONDS  how long a loop polls for the next request after a reply
+                                 before it sleeps; 0 to sleep at once (default 50)
           --allow-users LIST     users (names or IDs, `*` for all) with full access; root
                                  and the daemon's own user always have it, others are refused
                                  unless listed (--allow-uids is an older name)

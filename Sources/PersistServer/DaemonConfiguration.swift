@@ -105,6 +105,12 @@ public enum DaemonConfiguration {
         configuration.queryTimeout = try seconds("query-timeout") ?? configuration.queryTimeout
         configuration.maximumQueuedEvents = try positive("max-events") ?? configuration.maximumQueuedEvents
         configuration.eventLoops = try positive("event-loops") ?? configuration.eventLoops
+        if let text = settings["busy-poll"] {
+            guard let microseconds = Int(text), (0...1_000_000).contains(microseconds) else {
+                throw DaemonArguments.UsageError("busy-poll must be a number of microseconds from 0 to 1000000, not \"\(text)\"")
+            }
+            configuration.busyPoll = Double(microseconds) / 1e6
+        }
         if let text = settings["history"] {
             switch text.lowercased() {
             case "on", "true", "yes", "1": configuration.historyTracking = true

@@ -38,3 +38,49 @@ struct EventLoopTaskTests {
         #expect(later.wait(timeout: .now() + 5) == .success)
     }
 }
+
+/// After output a loop polls for the next event for its busy-poll time, then sleeps; with no
+/// busy-poll time, or after events that wrote nothing, it sleeps at once.
+@Suite("event loop polling after output", .timeLimit(.minutes(1)))
+struct EventLoopPollTests {
+    /// Runs `task` on `loop` and waits until it ran.
+    private func run(on loop: EventLoop, _ task: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        loop.execute {
+            task()
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 5) == .success)
+    }
+
+    @Test("output starts polling for the busy-poll time, and the loop sleeps after it")
+    func pollsForItsTimeThenSleeps() throws {
+        let loop = try EventLoop(name: "poll-test", busyPoll: 0.05)
+        loop.start()
+        defer { loop.stop() }
+        Thread.sleep(forTimeInterval: 0.1)
+        // Nothing written yet: the loop sleeps without polling.
+        #expect(loop.polls == 0)
+        run(on: loop) { loop.noteOutput() }
+        // Polling for 50 ms, then asleep: the count grows, then stops.
+        Thread.sleep(forTimeInterval: 0.3)
+        let afterPolling = loop.polls
+        #expect(afterPolling > 0)
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(loop.polls == afterPolling)
+        // A task that writes nothing does not start polling again.
+        run(on: loop) {}
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(loop.polls == afterPolling)
+    }
+
+    @Test("with no busy-poll time the loop sleeps right after output")
+    func noBusyPollNeverPolls() throws {
+        let loop = try EventLoop(name: "no-poll-test", busyPoll: 0)
+        loop.start()
+        defer { loop.stop() }
+        run(on: loop) { loop.noteOutput() }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(loop.polls == 0)
+    }
+}

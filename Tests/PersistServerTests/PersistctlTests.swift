@@ -156,6 +156,12 @@ struct DaemonConfigurationTests {
         #expect(configuration == expected)
         let defaults = try DaemonConfiguration.resolve(try DaemonArguments.parse(["--model", "m.json"]), environment: [:])
         #expect(defaults == ServerConfiguration(modelPath: "m.json", storePath: ".persistd/store.sqlite", socketPath: ".persistd/persistd.sock"))
+        #expect(defaults.busyPoll == 50e-6)
+        // Microseconds on the command line and in the environment; 0 turns polling off.
+        let polled = try DaemonConfiguration.resolve(try DaemonArguments.parse(["--model", "m.json", "--busy-poll", "120"]), environment: [:])
+        #expect(polled.busyPoll == 120e-6)
+        let unpolled = try DaemonConfiguration.resolve(try DaemonArguments.parse(["--model", "m.json"]), environment: ["PERSISTD_BUSY_POLL": "0"])
+        #expect(unpolled.busyPoll == 0)
     }
 
     @Test("bad settings are usage errors naming the setting", arguments: [
@@ -163,6 +169,8 @@ struct DaemonConfigurationTests {
         (["--model", "m", "--socket-mode", "999"], "socket-mode must be octal permissions such as 0660, not \"999\""),
         (["--model", "m", "--max-line", "0"], "max-line must be a positive integer, not \"0\""),
         (["--model", "m", "--idle-timeout", "soon"], "idle-timeout must be a number of seconds, not \"soon\""),
+        (["--model", "m", "--busy-poll", "-1"], "busy-poll must be a number of microseconds from 0 to 1000000, not \"-1\""),
+        (["--model", "m", "--busy-poll", "2000000"], "busy-poll must be a number of microseconds from 0 to 1000000, not \"2000000\""),
         ([], "no model: give --model PATH (or PERSISTD_MODEL, or model in the config file)"),
     ])
     func errors(arguments: [String], message: String) throws {

@@ -123,7 +123,7 @@ public final class Server: @unchecked Sendable {
         }
         var loops: [EventLoop] = []
         do {
-            for index in 0..<max(1, configuration.eventLoops) { loops.append(try EventLoop(name: "persistd io \(index)")) }
+            for index in 0..<max(1, configuration.eventLoops) { loops.append(try EventLoop(name: "persistd io \(index)", busyPoll: configuration.busyPoll)) }
         } catch {
             for listener in listeners { listener.close() }
             throw StartError(message: "cannot create the event loops: \(error)")

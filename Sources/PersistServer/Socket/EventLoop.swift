@@ -34,6 +34,11 @@ final class EventLoop: @unchecked Sendable {
     /// A handler or task wrote something to a client since the loop last looked (see
     /// ``noteOutput()``); on the loop's thread.
     private var wroteOutput = false
+    /// How long the loop polls for the next event after it wrote output, before it sleeps
+    /// (see ``run()``); 0: it sleeps at once.
+    private let busyPollNanoseconds: UInt64
+    /// The waits that polled without sleeping (for tests); relaxed, counted on the loop's thread.
+    private let pollCount = Atomic<Int>(0)
     /// Whether a handler is running for an event of the current wait; on the loop's thread.
     private var handlingEvent = false
     /// How many events the current wait reported after the one being handled.
@@ -73,9 +78,11 @@ final class EventLoop: @unchecked Sendable {
     /// and no handler runs inside another, so one buffer serves them all.
     let readBuffer: UnsafeMutableBufferPointer<UInt8>
 
-    /// Creates the loop's epoll instance; ``start()`` starts its thread.
-    init(name: String) throws(SocketError) {
+    /// Creates the loop's epoll instance; ``start()`` starts its thread. After it writes output
+    /// the loop polls for `busyPoll` seconds before it sleeps (see ``run()``; 0: never polls).
+    init(name: String, busyPoll: Double = ServerConfiguration.defaultBusyPoll) throws(SocketError) {
         self.name = name
+        self.busyPollNanoseconds = UInt64(max(0, busyPoll) * 1e9)
         self.epoll = try Epoll(capacity: Self.eventsPerWait)
         self.readBuffer = .allocate(capacity: Self.readBufferSize)
     }
@@ -142,20 +149,26 @@ final class EventLoop: @unchecked Sendable {
         wroteOutput = true
     }
 
-    /// Polls without sleeping this many times after the last reply written before blocking in
-    /// `epoll_wait`: a client answered at once usually sends its next request within
-    /// microseconds, and catching it awake saves two thread wake-ups per request (which cost
-    /// most when the client runs on another processor). After events that wrote nothing (a
-    /// write handed to its context, whose reply comes back from that thread much later, or
-    /// part of a line) the loop sleeps at once: polling then would only take a processor from
-    /// the thread doing the work, and the reply's task wakes the loop anyway.
-    private static let pollsBeforeSleeping = 50
+    /// The waits that polled without sleeping so far (for tests).
+    var polls: Int { pollCount.load(ordering: .relaxed) }
 
+    /// After the loop wrote output it polls `epoll_wait` without sleeping until
+    /// `busyPollNanoseconds` have passed, then blocks: a client answered at once usually sends
+    /// its next request within tens of microseconds, and catching it awake saves two thread
+    /// wake-ups per request (which cost most when the client runs on another processor). The
+    /// bound is a time, not a number of polls, as a poll's cost differs between machines (about
+    /// 0.1 µs to 0.5 µs). After events that wrote nothing (a write handed to its context, whose
+    /// reply comes back from that thread much later, or part of a line) the loop sleeps at
+    /// once: polling then would only take a processor from the thread doing the work, and the
+    /// reply's task wakes the loop anyway.
     private func run() {
         loopThread.store(pthread_self(), ordering: .relaxed)
-        var idlePolls = 0
+        // The uptime until which the loop polls; 0: it sleeps.
+        var pollUntil: UInt64 = 0
         while !isStopping {
-            let count = epoll.wait(timeout: idlePolls < Self.pollsBeforeSleeping ? 0 : -1) { event in
+            let polling = pollUntil != 0 && DispatchTime.now().uptimeNanoseconds < pollUntil
+            if polling { pollCount.add(1, ordering: .relaxed) }
+            let count = epoll.wait(timeout: polling ? 0 : -1) { event in
                 guard event.token != Epoll.wakeToken, let handler = handlers[event.token] else { return }
                 let now = DispatchTime.now()
                 if event.token != lastEventToken {
@@ -171,11 +184,9 @@ final class EventLoop: @unchecked Sendable {
             runTasks()
             if wroteOutput {
                 wroteOutput = false
-                idlePolls = 0
+                pollUntil = busyPollNanoseconds == 0 ? 0 : DispatchTime.now().uptimeNanoseconds + busyPollNanoseconds
             } else if count > 0 {
-                idlePolls = Self.pollsBeforeSleeping
-            } else {
-                idlePolls += 1
+                pollUntil = 0
             }
         }
     }
