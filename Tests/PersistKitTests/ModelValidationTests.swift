@@ -119,3 +119,36 @@ struct ModelValidationTests {
         #expect(error?.description == "entity A, property n: default value x is not a valid Integer 16")
     }
 }
+
+/// `EntityDescription.isKind(of:)`: an entity is of its own kind and of every superentity's, at
+/// any depth, and of no subentity's or unrelated entity's.
+@Suite("Entity kinds")
+struct EntityKindTests {
+    @Test func anEntityIsOfItsOwnAndItsAncestorsKindsOnly() throws {
+        let json = #"""
+        { "entities": [
+            { "name": "Item", "abstract": true, "attributes": [{ "name": "title", "type": "string" }] },
+            { "name": "Book", "parent": "Item", "attributes": [{ "name": "pages", "type": "integer32" }] },
+            { "name": "Novel", "parent": "Book", "attributes": [{ "name": "genre", "type": "string" }] },
+            { "name": "Film", "parent": "Item" },
+            { "name": "Shelf" }
+        ]}
+        """#
+        let model = try ManagedObjectModel(json: Data(json.utf8), sourceURL: nil)
+        let entities = model.entitiesByName
+        let item = try #require(entities["Item"]), book = try #require(entities["Book"])
+        let novel = try #require(entities["Novel"]), film = try #require(entities["Film"])
+        let shelf = try #require(entities["Shelf"])
+        for entity in [item, book, novel, film, shelf] { #expect(entity.isKind(of: entity)) }
+        #expect(book.isKind(of: item))
+        #expect(novel.isKind(of: book))
+        #expect(novel.isKind(of: item))
+        #expect(film.isKind(of: item))
+        #expect(!item.isKind(of: book))
+        #expect(!book.isKind(of: novel))
+        #expect(!film.isKind(of: book))
+        #expect(!novel.isKind(of: film))
+        #expect(!shelf.isKind(of: item))
+        #expect(!item.isKind(of: shelf))
+    }
+}

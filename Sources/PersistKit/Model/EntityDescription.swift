@@ -158,8 +158,17 @@ public final class EntityDescription: @unchecked Sendable {
     }
 
     /// Whether this entity is `other` or inherits from it.
+    @inline(__always)
     public func isKind(of other: EntityDescription) -> Bool {
-        var entity: EntityDescription? = self
+        // The usual answer, an entity of itself, without touching a reference count: walking
+        // the unowned superentities retains and releases each (four atomic operations a row
+        // when a prefetch checks each destination row's entity).
+        self === other || isSubentity(of: other)
+    }
+
+    /// Whether `other` is a superentity of this entity, at any depth.
+    private func isSubentity(of other: EntityDescription) -> Bool {
+        var entity = superentity
         while let current = entity {
             if current === other { return true }
             entity = current.superentity
