@@ -74,9 +74,10 @@ struct EventLoopPollTests {
         #expect(loop.polls == afterPolling)
     }
 
-    @Test("with no busy-poll time the loop sleeps right after output")
-    func noBusyPollNeverPolls() throws {
-        let loop = try EventLoop(name: "no-poll-test", busyPoll: 0)
+    @Test("with no busy-poll time, or one that is not a positive number, the loop sleeps right after output",
+          arguments: [0, -1, Double.nan, -Double.infinity])
+    func noBusyPollNeverPolls(_ busyPoll: Double) throws {
+        let loop = try EventLoop(name: "no-poll-test", busyPoll: busyPoll)
         loop.start()
         defer { loop.stop() }
         run(on: loop) { loop.noteOutput() }

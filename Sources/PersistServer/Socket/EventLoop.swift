@@ -18,7 +18,8 @@ final class EventLoop: @unchecked Sendable {
     // @unchecked Sendable: `handlers`, `nextToken`, `isStopping`, `handlingEvent`,
     // `eventsAfterCurrent`, the last event's token and times (`eventTime`), and `readBuffer`'s
     // bytes are touched only on the loop's thread; `tasks` is under its `Locked`; `epoll` is
-    // immutable (its calls are thread-safe system calls).
+    // immutable (its calls are thread-safe system calls), as is `busyPollNanoseconds`;
+    // `pollCount` is atomic.
 
     /// The loop's name, for its thread.
     let name: String
@@ -79,10 +80,11 @@ final class EventLoop: @unchecked Sendable {
     let readBuffer: UnsafeMutableBufferPointer<UInt8>
 
     /// Creates the loop's epoll instance; ``start()`` starts its thread. After it writes output
-    /// the loop polls for `busyPoll` seconds before it sleeps (see ``run()``; 0: never polls).
+    /// the loop polls for `busyPoll` seconds before it sleeps (see ``run()``; 0, or anything
+    /// not a positive number, never polls; at most one second).
     init(name: String, busyPoll: Double = ServerConfiguration.defaultBusyPoll) throws(SocketError) {
         self.name = name
-        self.busyPollNanoseconds = UInt64(max(0, busyPoll) * 1e9)
+        self.busyPollNanoseconds = busyPoll > 0 ? UInt64(min(busyPoll, 1) * 1e9) : 0
         self.epoll = try Epoll(capacity: Self.eventsPerWait)
         self.readBuffer = .allocate(capacity: Self.readBufferSize)
     }
