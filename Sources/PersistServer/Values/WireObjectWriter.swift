@@ -147,43 +147,41 @@ enum WireObjectWriter {
     @inline(__always)
     private static func stageValues(_ values: UnsafeBufferPointer<StoreValue>, of object: ManagedObject, plan: WireValuePlan,
                                     stage: inout ByteStage, to output: inout [UInt8]) {
-        do {
-            plan.names.withUnsafeBufferPointer { names in
-                plan.steps.withUnsafeBufferPointer { steps in
-                    // No names: no steps either (each step has its `"name":`).
-                    guard let base = names.baseAddress else { return }
-                    // Every slot of the plan is in `values` (an object has a value per slot of
-                    // its entity, and the plan is of that entity): checked once, not per step.
-                    let inRange = plan.slotLimit <= values.count
-                    for index in steps.indices {
-                        let step = steps[index]
-                        let name = base + Int(step.nameStart)
-                        guard step.slot >= 0 else {
-                            stage.append(UnsafeBufferPointer(start: name, count: Int(step.nameCount)), spill: &output)
-                            stage.flush(into: &output)
-                            WireValueCoder.value(of: object, property: plan.properties[index]).write(to: &output)
-                            continue
-                        }
-                        let slot = Int(step.slot)
-                        // Read in place: an integer's payload without copying the value out.
-                        if inRange, step.writesIntegers, case .integer(let integer) = values[slot] {
-                            // An integer attribute's name and digits in one step (the usual value);
-                            // a short name as two words (`names` is padded past its last name).
-                            if step.nameCount <= 16 {
-                                stage.append(padded: name, count: Int(step.nameCount), thenInteger: integer, spill: &output)
-                            } else {
-                                stage.append(name, count: Int(step.nameCount), thenInteger: integer, spill: &output)
-                            }
-                            continue
-                        }
+        plan.names.withUnsafeBufferPointer { names in
+            plan.steps.withUnsafeBufferPointer { steps in
+                // No names: no steps either (each step has its `"name":`).
+                guard let base = names.baseAddress else { return }
+                // Every slot of the plan is in `values` (an object has a value per slot of
+                // its entity, and the plan is of that entity): checked once, not per step.
+                let inRange = plan.slotLimit <= values.count
+                for index in steps.indices {
+                    let step = steps[index]
+                    let name = base + Int(step.nameStart)
+                    guard step.slot >= 0 else {
                         stage.append(UnsafeBufferPointer(start: name, count: Int(step.nameCount)), spill: &output)
-                        let value = inRange ? values[slot] : object.primitiveValue(atSlot: slot)
-                        if case .null = value {
-                            stage.append("null", spill: &output)
+                        stage.flush(into: &output)
+                        WireValueCoder.value(of: object, property: plan.properties[index]).write(to: &output)
+                        continue
+                    }
+                    let slot = Int(step.slot)
+                    // Read in place: an integer's payload without copying the value out.
+                    if inRange, step.writesIntegers, case .integer(let integer) = values[slot] {
+                        // An integer attribute's name and digits in one step (the usual value);
+                        // a short name as two words (`names` is padded past its last name).
+                        if step.nameCount <= 16 {
+                            stage.append(padded: name, count: Int(step.nameCount), thenInteger: integer, spill: &output)
                         } else {
-                            stage.flush(into: &output)
-                            write(value, type: plan.types[index], to: &output)
+                            stage.append(name, count: Int(step.nameCount), thenInteger: integer, spill: &output)
                         }
+                        continue
+                    }
+                    stage.append(UnsafeBufferPointer(start: name, count: Int(step.nameCount)), spill: &output)
+                    let value = inRange ? values[slot] : object.primitiveValue(atSlot: slot)
+                    if case .null = value {
+                        stage.append("null", spill: &output)
+                    } else {
+                        stage.flush(into: &output)
+                        write(value, type: plan.types[index], to: &output)
                     }
                 }
             }
