@@ -25,14 +25,17 @@ struct GroupCommitJoinTests {
         try Self.write(store, #"CREATE TABLE "LOG" ("N" INTEGER)"#)
         let before = store.groupCommitCounters
 
-        // The leader's write waits, inside the transaction, until two more writes queued.
+        // The leader's write waits, inside the transaction, until two more writes queued (the
+        // first time it runs: the joiner that fails makes the group run again, see below).
         let started = DispatchSemaphore(value: 0)
         let done = DispatchGroup()
         let outcomes = Locked<[String: String]>([:])
+        let leaderRuns = Locked(0)
         DispatchQueue.global().async(group: done) {
             do {
                 try store.inGroupCommit("leading") { connection in
                     try connection.execute(#"INSERT INTO "LOG" VALUES (1)"#)
+                    guard leaderRuns.withLock({ $0 += 1; return $0 }) == 1 else { return }
                     started.signal()
                     _ = G.eventually { store.commitQueue.waitingCount == 2 }
                 }
@@ -74,6 +77,17 @@ struct GroupCommitJoinTests {
         #expect(after.committed - before.committed == 2)
         #expect(after.failed - before.failed == 1)
         #expect(try S.query(path, #"SELECT "N" FROM "LOG" ORDER BY "N""#) == [["1"], ["2"]])
+        // The group ran its writes straight, then, once one failed, again with each write in a
+        // savepoint of its own.
+        #expect(leaderRuns.withLock { $0 } == 2)
+        #expect(try Self.ranSavepoint(store))
+    }
+
+    /// Whether `store`'s write connection ever ran a group's `SAVEPOINT`.
+    static func ranSavepoint(_ store: SQLiteStore) throws -> Bool {
+        try store.inGroupCommit("checking") { connection in
+            connection.hasCachedStatement(key: SQLiteWriteStatementKey.savepoint)
+        }
     }
 
     /// No more than `groupLimit` writes share a transaction: the rest wait for the next one.
@@ -109,5 +123,7 @@ struct GroupCommitJoinTests {
         #expect(after.largestGroup == SQLiteStore.groupLimit)
         #expect(after.groups - before.groups == 2)
         #expect(try S.query(path, #"SELECT count(*) FROM "LOG""#) == [["\(writers)"]])
+        // Every write succeeded: the groups ran them straight, without a savepoint each.
+        #expect(try !Self.ranSavepoint(store))
     }
 }

@@ -149,6 +149,13 @@ public final class SQLiteConnection {
         return try cache.statement(key: key, on: self, keepingBindings: keepingBindings, sql: sql)
     }
 
+    /// Whether a statement was prepared under `key` by ``cachedStatement(key:keepingBindings:_:)``
+    /// since the connection opened: whether this connection ever ran it (tests ask which
+    /// statements a group commit ran).
+    func hasCachedStatement(key: Int) -> Bool {
+        cache.contains(key: key)
+    }
+
     /// The statement kept for reading one row of `entity` by key, if one was kept: a linear
     /// search of a short list (a store has few entities), cheaper than hashing on the path of
     /// every fault that fires.

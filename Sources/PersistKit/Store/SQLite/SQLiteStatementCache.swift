@@ -52,6 +52,12 @@ final class SQLiteStatementCache {
         return statement
     }
 
+    /// Whether a statement is cached under `key` (``statement(key:on:keepingBindings:sql:)``).
+    func contains(key: Int) -> Bool {
+        if let slot = SQLiteWriteStatementKey.directSlot(key) { return slot < direct.count && direct[slot] != nil }
+        return keyed[key] != nil
+    }
+
     /// The number of statements cached.
     var count: Int { statements.count + keyed.count + direct.lazy.filter { $0 != nil }.count }
 

@@ -3,11 +3,13 @@ import Foundation
 /// Group commit: saves and primary-key allocations from many threads share transactions.
 ///
 /// Every write goes through ``SQLiteStore/inGroupCommit(_:_:)``. The writes that queue up while
-/// a transaction commits are run together in the next one, each inside a `SAVEPOINT` of its
-/// own: a write that fails (an optimistic-locking conflict, a uniqueness violation, a bad row)
-/// is rolled back alone (`ROLLBACK TO`) and gets its own error, and the others are committed.
-/// Writes that queue up while the group's statements run join it before its `COMMIT`, each in
-/// a savepoint too (up to ``groupLimit`` writes a transaction): no write waits longer for its
+/// a transaction commits are run together in the next one. A write that fails (an
+/// optimistic-locking conflict, a uniqueness violation, a bad row) gets its own error, and the
+/// others are committed: the group's writes run straight in the transaction, and if one fails
+/// the transaction is rolled back and the group run again with each write inside a `SAVEPOINT`
+/// of its own, so that the failing one is rolled back alone (`ROLLBACK TO`).
+/// Writes that queue up while the group's statements run join it before its `COMMIT`
+/// (up to ``groupLimit`` writes a transaction): no write waits longer for its
 /// acknowledgement than for a transaction of its own would make it, and one commit's pages
 /// are written for all of them.
 /// Each write's thread waits until `COMMIT` returned (or, for a queued write, its completion
@@ -93,32 +95,56 @@ extension SQLiteStore {
         do {
             // A write connection: the store file and its -wal are checked first (SQLiteFileWatch).
             try withWriteConnection(.sqlite, group.count == 1 ? group[0].what : "committing \(group.count) writes failed") { connection in
-                for write in members { write.failure = nil }
-                // Keys reserved ahead in a transaction or savepoint rolled back are not covered
-                // by Z_MAX any more: the connection forgets its blocks (SQLiteKeyReservations).
-                do {
-                    try connection.inTransaction(.immediate) {
-                        if members.count == 1 {
-                            // Alone, a write needs no savepoint: its failure rolls the transaction back.
-                            try members[0].body?(connection)
-                        } else {
-                            for write in members { try runInSavepoint(write, connection) }
+                // First every write straight in the transaction; only if one fails is the
+                // group run again, each write in a savepoint of its own (``runIsolated``).
+                var isolated = false
+                while true {
+                    for write in members { write.failure = nil }
+                    do {
+                        try connection.inTransaction(.immediate) {
+                            for write in members { try run(write, isolated: isolated, connection) }
+                            // Writes that queued while these ran join before the commit.
+                            while members.count < Self.groupLimit {
+                                let joiners = commitQueue.takeJoiners(limit: Self.groupLimit - members.count, waitingUntil: deadline)
+                                if joiners.isEmpty { break }
+                                members += joiners
+                                for write in joiners { try run(write, isolated: isolated, connection) }
+                            }
                         }
-                        // Writes that queued while these ran join before the commit.
-                        while members.count < Self.groupLimit {
-                            let joiners = commitQueue.takeJoiners(limit: Self.groupLimit - members.count, waitingUntil: deadline)
-                            if joiners.isEmpty { break }
-                            members += joiners
-                            for write in joiners { try runInSavepoint(write, connection) }
-                        }
+                        break
+                    } catch {
+                        // Keys reserved ahead in a transaction rolled back are not covered by
+                        // Z_MAX any more: the connection forgets its blocks (SQLiteKeyReservations).
+                        connection.keyReservations.forgetBlocks()
+                        // A write alone owns its failure; a busy store is retried as a whole
+                        // (SQLiteStore+Busy.swift); and a failure of the isolated run ended
+                        // the transaction itself (SQLITE_FULL and the like).
+                        if isolated || members.count == 1 { throw error }
+                        if let sqlite = error as? SQLiteError, Self.isBusy(sqlite) { throw error }
+                        isolated = true
                     }
-                } catch {
-                    connection.keyReservations.forgetBlocks()
-                    throw error
                 }
             }
         } catch {
             for write in members { write.failure = write.failure ?? mapped(error, write.what) }
+        }
+    }
+
+    /// Runs `write`'s statements in the group's transaction: straight, or, when `isolated`, in a
+    /// savepoint of their own (``runInSavepoint(_:_:)``).
+    ///
+    /// A group runs its writes straight first: a savepoint per write costs its `SAVEPOINT` and
+    /// `RELEASE` statements and a copy of every page the write changes (SQLite's statement
+    /// journal keeps each page's content as the savepoint began), about a quarter of what a
+    /// one-row save costs the committing thread. Writes rarely fail; when one does, the group's
+    /// transaction is rolled back and every write of the group run again, isolated, so that the
+    /// failing one is rolled back alone. (A write's statements may run more than once anyway:
+    /// a busy store retries the group.)
+    private func run(_ write: SQLiteCommitQueue.Write, isolated: Bool, _ connection: SQLiteConnection) throws {
+        if isolated {
+            try runInSavepoint(write, connection)
+        } else {
+            try write.body?(connection)
         }
     }
 
