@@ -316,6 +316,7 @@ public final class SQLiteConnection {
             let result = try body()
             try cachedStatement(key: SQLiteWriteStatementKey.commit) { "COMMIT TRANSACTION" }.execute()
             historyStrings.commit()
+            keyReservations.committed()
             return result
         } catch {
             historyStrings.rollBack()

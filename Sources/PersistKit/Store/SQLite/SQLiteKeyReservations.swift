@@ -11,7 +11,8 @@
 /// The first ``exactReservations`` reservations of a sequence take only the keys asked for, as
 /// Core Data does, so a store that saves new objects a few times leaves `Z_MAX` equal to its
 /// largest key. After that each reservation takes ``firstAhead`` keys more than asked, doubling
-/// up to ``maximumAhead``.
+/// up to ``maximumAhead``. Reservations of a transaction count once it commits (``committed()``):
+/// a group commit that runs its writes again after one failed does not count them twice.
 ///
 /// A block is usable only once the transaction that raised `Z_MAX` for it committed: the
 /// group commit calls ``forgetBlocks()`` whenever a write or a transaction is rolled back, so
@@ -31,8 +32,10 @@ struct SQLiteKeyReservations {
         var next: Int64 = 1
         /// The last key reserved ahead.
         var last: Int64 = 0
-        /// Reservations of this sequence made on the connection so far.
+        /// Reservations of this sequence committed on the connection so far.
         var reservations = 0
+        /// Reservations of this sequence in the transaction in progress.
+        var pending = 0
     }
 
     private var sequences: [Int: Sequence] = [:]
@@ -50,7 +53,7 @@ struct SQLiteKeyReservations {
 
     /// How many keys beyond those asked for the next reservation of `sequence` takes.
     func ahead(of sequence: Int) -> Int64 {
-        let made = sequences[sequence]?.reservations ?? 0
+        let made = sequences[sequence].map { $0.reservations + $0.pending } ?? 0
         guard made >= Self.exactReservations else { return 0 }
         let doublings = min(made - Self.exactReservations, 8)
         return min(Self.firstAhead << Int64(doublings), Self.maximumAhead)
@@ -62,16 +65,29 @@ struct SQLiteKeyReservations {
         var state = sequences[sequence] ?? Sequence()
         state.next = next
         state.last = last
-        state.reservations += 1
+        state.pending += 1
         sequences[sequence] = state
     }
 
-    /// Drops every block (the counts of reservations stay): a `Z_MAX` update that covered one
-    /// may have been rolled back.
+    /// The transaction in progress committed: its reservations count from now on. (Walks the
+    /// table by index and changes each entry in place: iterating its keys while changing it
+    /// would copy its storage, at every commit.)
+    mutating func committed() {
+        var index = sequences.startIndex
+        while index != sequences.endIndex {
+            sequences.values[index].reservations += sequences.values[index].pending
+            sequences.values[index].pending = 0
+            sequences.formIndex(after: &index)
+        }
+    }
+
+    /// Drops every block, and the transaction's reservations from the counts: a `Z_MAX` update
+    /// that covered one may have been rolled back.
     mutating func forgetBlocks() {
         for key in sequences.keys {
             sequences[key]?.next = 1
             sequences[key]?.last = 0
+            sequences[key]?.pending = 0
         }
     }
 }
