@@ -96,7 +96,7 @@ extension SQLiteStore {
             // A write connection: the store file and its -wal are checked first (SQLiteFileWatch).
             try withWriteConnection(.sqlite, group.count == 1 ? group[0].what : "committing \(group.count) writes failed") { connection in
                 // First every write straight in the transaction; only if one fails is the
-                // group run again, each write in a savepoint of its own (``runIsolated``).
+                // group run again, each write in a savepoint of its own (``run(_:isolated:_:)``).
                 var isolated = false
                 while true {
                     for write in members { write.failure = nil }
@@ -135,10 +135,10 @@ extension SQLiteStore {
     ///
     /// A group runs its writes straight first: a savepoint per write costs its `SAVEPOINT` and
     /// `RELEASE` statements and a copy of every page the write changes (SQLite's statement
-    /// journal keeps each page's content as the savepoint began), about a quarter of what a
-    /// one-row save costs the committing thread. Writes rarely fail; when one does, the group's
-    /// transaction is rolled back and every write of the group run again, isolated, so that the
-    /// failing one is rolled back alone. (A write's statements may run more than once anyway:
+    /// journal keeps each page's content as the savepoint began), about a sixth of what a
+    /// one-row save with history costs the committing thread. Writes rarely fail; when one
+    /// does, the group's transaction is rolled back and every write of the group run again,
+    /// isolated, so that the failing one is rolled back alone. (A write's statements may run more than once anyway:
     /// a busy store retries the group.)
     private func run(_ write: SQLiteCommitQueue.Write, isolated: Bool, _ connection: SQLiteConnection) throws {
         if isolated {
