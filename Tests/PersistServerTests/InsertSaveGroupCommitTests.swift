@@ -196,6 +196,79 @@ struct InsertSaveGroupCommitTests {
         }
     }
 
+    @Test("a save that conflicts inside a shared transaction is answered with its own error; the others in it commit",
+          .timeLimit(.minutes(1)))
+    func aConflictInASharedTransactionFailsAlone() throws {
+        try Self.withState { state, store in
+            let seeder = Session(state: state, peer: Self.root, name: "seeder")
+            let seeded = try Self.ask(seeder, Self.requests([Self.insertBeer("Seed"), ("save", [:])]))
+            let id = try #require(Self.objectID(seeded[0]))
+            // Two sessions change the same object, both from its first version.
+            let renamers = ["first", "second"].map { Session(state: state, peer: Self.root, name: "renamer \($0)") }
+            for (index, renamer) in renamers.enumerated() {
+                let values = JSON.object([JSON.Member("name", .string("Renamed \(index)"))])
+                let changed = try Self.ask(renamer, Self.requests([("update", .object([JSON.Member("object", .string(id)), JSON.Member("values", values)]))]))
+                #expect(changed[0]["ok"] == .bool(true))
+            }
+            let inserters = (0..<3).map { Session(state: state, peer: Self.root, name: "inserter \($0)") }
+            let before = store.groupCommitCounters
+            let release = DispatchSemaphore(value: 0), holder = DispatchGroup()
+            #expect(Self.holdQueue(of: store, until: release, in: holder))
+
+            // Every save waits behind the held group, so they all share the next transaction.
+            let replies = Locked<[String: [JSON]]>([:])
+            let done = DispatchGroup()
+            for (index, renamer) in renamers.enumerated() {
+                done.enter()
+                renamer.handle(Self.requests([("save", [:])])) { answers in
+                    replies.withLock { $0["renamer \(index)"] = answers.map(\.json) }
+                    done.leave()
+                }
+            }
+            for (index, inserter) in inserters.enumerated() {
+                done.enter()
+                inserter.handle(Self.requests([Self.insertBeer("Inserted \(index)"), ("save", [:])])) { answers in
+                    replies.withLock { $0["inserter \(index)"] = answers.map(\.json) }
+                    done.leave()
+                }
+            }
+            var queued = false
+            for _ in 0..<30_000 where !queued {
+                queued = store.commitQueue.waitingCount == renamers.count + inserters.count
+                if !queued { usleep(1_000) }
+            }
+            release.signal()
+            #expect(done.wait(timeout: .now() + 30) == .success)
+            #expect(holder.wait(timeout: .now() + 30) == .success)
+            #expect(queued, "every save waited in the queue")
+
+            // The renamer whose save runs first in the group commits; the other's finds the
+            // object changed since it read it, and fails alone.
+            let answered = replies.withLock { $0 }
+            let saved = renamers.indices.filter { answered["renamer \($0)"]?.first?["result"]?["updated"] == .integer(1) }
+            let conflicted = renamers.indices.filter { answered["renamer \($0)"]?.first?["error"]?["code"] == .string("merge_conflict") }
+            #expect(saved.count == 1 && conflicted.count == 1 && saved != conflicted, "\(answered)")
+            var ids: [String] = []
+            for index in inserters.indices {
+                let pair = answered["inserter \(index)"] ?? []
+                #expect(pair.count == 2 && pair[1]["result"]?["inserted"] == .integer(1), "inserter \(index): \(pair)")
+                if let inserted = pair.first.flatMap(Self.objectID), Self.isPermanent(inserted) { ids.append(inserted) }
+            }
+            #expect(ids.count == inserters.count)
+            let after = store.groupCommitCounters
+            #expect(after.groups - before.groups == 2, "the held group, then one transaction for every save")
+            #expect(after.committed - before.committed == inserters.count + 2)
+            #expect(after.failed - before.failed == 1)
+
+            // What another connection reads: the first rename, and every inserted object.
+            let reader = Session(state: state, peer: Self.root, name: "reader")
+            let read = try Self.ask(reader, Self.requests([("get", .object([JSON.Member("ids", .array(([id] + ids).map { .string($0) }))]))]))
+            let objects = read[0]["result"]?["objects"]?.arrayValue ?? []
+            #expect(objects.count == 1 + inserters.count)
+            #expect(objects.first?["values"]?["name"] == .string("Renamed \(saved.first ?? -1)"))
+        }
+    }
+
     @Test("a read on one connection sees a change acknowledged on another, even of an object it had read before",
           .timeLimit(.minutes(1)))
     func readAfterAcknowledgedSave() throws {
