@@ -62,6 +62,22 @@ struct InsertSaveGroupCommitTests {
         return leading.wait(timeout: .now() + 30) == .success
     }
 
+    /// Waits (bounded, no timing asserted) until `count` writes wait in `store`'s queue, then
+    /// signals `release` and waits for the writers (`done`) and the hold (`holder`); returns
+    /// whether every write had queued before the release.
+    static func releaseOnceQueued(_ count: Int, in store: SQLiteStore, release: DispatchSemaphore,
+                                  done: DispatchGroup, holder: DispatchGroup) -> Bool {
+        var queued = false
+        for _ in 0..<30_000 where !queued {
+            queued = store.commitQueue.waitingCount == count
+            if !queued { usleep(1_000) }
+        }
+        release.signal()
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(holder.wait(timeout: .now() + 30) == .success)
+        return queued
+    }
+
     static func objectID(_ reply: JSON) -> String? {
         reply["result"]?["object"]?["id"]?.stringValue
     }
@@ -156,15 +172,8 @@ struct InsertSaveGroupCommitTests {
                     done.leave()
                 }
             }
-            // Every save waits behind the held group (bounded, no timing asserted).
-            var queued = false
-            for _ in 0..<30_000 where !queued {
-                queued = store.commitQueue.waitingCount == sessions
-                if !queued { usleep(1_000) }
-            }
-            release.signal()
-            #expect(done.wait(timeout: .now() + 30) == .success)
-            #expect(holder.wait(timeout: .now() + 30) == .success)
+            // Every save waits behind the held group.
+            let queued = Self.releaseOnceQueued(sessions, in: store, release: release, done: done, holder: holder)
             #expect(queued, "every session's save waited in the queue")
 
             let answered = replies.withLock { $0 }
@@ -232,14 +241,7 @@ struct InsertSaveGroupCommitTests {
                     done.leave()
                 }
             }
-            var queued = false
-            for _ in 0..<30_000 where !queued {
-                queued = store.commitQueue.waitingCount == renamers.count + inserters.count
-                if !queued { usleep(1_000) }
-            }
-            release.signal()
-            #expect(done.wait(timeout: .now() + 30) == .success)
-            #expect(holder.wait(timeout: .now() + 30) == .success)
+            let queued = Self.releaseOnceQueued(renamers.count + inserters.count, in: store, release: release, done: done, holder: holder)
             #expect(queued, "every save waited in the queue")
 
             // The renamer whose save runs first in the group commits; the other's finds the
