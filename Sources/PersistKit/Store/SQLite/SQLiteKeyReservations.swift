@@ -69,25 +69,31 @@ struct SQLiteKeyReservations {
         sequences[sequence] = state
     }
 
-    /// The transaction in progress committed: its reservations count from now on. (Walks the
-    /// table by index and changes each entry in place: iterating its keys while changing it
-    /// would copy its storage, at every commit.)
+    /// The transaction in progress committed: its reservations count from now on.
     mutating func committed() {
-        var index = sequences.startIndex
-        while index != sequences.endIndex {
-            sequences.values[index].reservations += sequences.values[index].pending
-            sequences.values[index].pending = 0
-            sequences.formIndex(after: &index)
+        updateEach { state in
+            state.reservations += state.pending
+            state.pending = 0
         }
     }
 
     /// Drops every block, and the transaction's reservations from the counts: a `Z_MAX` update
     /// that covered one may have been rolled back.
     mutating func forgetBlocks() {
-        for key in sequences.keys {
-            sequences[key]?.next = 1
-            sequences[key]?.last = 0
-            sequences[key]?.pending = 0
+        updateEach { state in
+            state.next = 1
+            state.last = 0
+            state.pending = 0
+        }
+    }
+
+    /// Changes every sequence's state in place, walking the table by index: iterating its keys
+    /// while changing it would copy its storage (``committed()`` runs at every commit).
+    private mutating func updateEach(_ change: (inout Sequence) -> Void) {
+        var index = sequences.startIndex
+        while index != sequences.endIndex {
+            change(&sequences.values[index])
+            sequences.formIndex(after: &index)
         }
     }
 }
