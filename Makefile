@@ -13,7 +13,7 @@ UNITDIR      ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR  ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR  ?= $(PREFIX)/lib/tmpfiles.d
 CONFIG       ?= debug
-DEB_PACKAGES := binutils libsqlite3-dev libsystemd-dev mount pkg-config procps sqlite3 systemd util-linux
+DEB_PACKAGES := binutils libjemalloc-dev libsqlite3-dev libsystemd-dev mount pkg-config procps sqlite3 systemd util-linux
 RUN_DIR      := $(CURDIR)/.persistd
 # Release builds (bench, install, CONFIG=release) link the Swift runtime and Foundation into the
 # executables: about 6 MiB less idle memory for persistd (docs/daemon.md, "Memory"). They link

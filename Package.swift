@@ -23,6 +23,12 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // jemalloc, persistd's malloc (docs/daemon.md, "Memory allocator"); linked into persistd only.
+        .systemLibrary(
+            name: "CJemalloc",
+            pkgConfig: "jemalloc",
+            providers: [.apt(["libjemalloc-dev"])]
+        ),
         // epoll and eventfd (glibc headers the Glibc module leaves out), for persistd's event loops.
         .systemLibrary(
             name: "CEpoll"
@@ -43,7 +49,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "persistd",
-            dependencies: ["PersistServer"]
+            dependencies: ["PersistServer", "CJemalloc"]
         ),
         .executableTarget(
             name: "persistctl",

@@ -1,3 +1,6 @@
+// Links jemalloc as the process's malloc (docs/daemon.md, "Memory allocator"); nothing of it
+// is called by name.
+import CJemalloc
 import Foundation
 import PersistServer
 

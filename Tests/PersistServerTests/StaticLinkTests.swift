@@ -94,6 +94,40 @@ struct StaticLinkTests {
         #expect(first.count == 100 && far.isEmpty, "\(far.count) of the first \(first.count) listed functions lie past 1 MiB of .text")
     }
 
+    /// The library the dynamic linker bound each use of `symbol` to, by the file using it, from
+    /// the `LD_DEBUG=bindings` report `bindings` (one line per binding it made).
+    static func boundLibraries(of symbol: String, in bindings: String) -> [(user: Substring, library: Substring)] {
+        bindings.split(separator: "\n").compactMap { line in
+            // "  PID:\tbinding file USER [0] to LIBRARY [0]: normal symbol `malloc' [GLIBC_2.2.5]"
+            guard line.contains("normal symbol `\(symbol)'"), let file = line.range(of: "binding file "),
+                  let to = line.range(of: " to ", range: file.upperBound..<line.endIndex) else { return nil }
+            let user = line[file.upperBound..<to.lowerBound].split(separator: " ").first ?? ""
+            let library = line[to.upperBound...].split(separator: " ").first ?? ""
+            return (user, library)
+        }
+    }
+
+    @Test("malloc and its family resolve to jemalloc, for persistd and for every library it loads")
+    func jemallocServesTheProcess() throws {
+        let directory = try DaemonHarness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The report goes to a file (REPORT.PID): thousands of lines, more than a pipe holds.
+        let report = directory.appendingPathComponent("bindings")
+        let run = try BuiltBinary.run("persistd", ["--help"], environment: ["LD_DEBUG": "bindings", "LD_DEBUG_OUTPUT": report.path])
+        #expect(run.status == 0, "persistd --help: \(run.err.suffix(500))")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("bindings.") }
+        let bindings = try files.map { try String(contentsOf: directory.appendingPathComponent($0), encoding: .utf8) }.joined()
+        for symbol in ["malloc", "free"] {
+            #expect(!Self.boundLibraries(of: symbol, in: bindings).isEmpty, "no binding of \(symbol) reported (\(files))")
+        }
+        // A library whose malloc_usable_size or realloc were glibc's while its malloc was
+        // jemalloc's would hand one allocator the other's memory.
+        for symbol in ["malloc", "free", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign", "malloc_usable_size"] {
+            let elsewhere = Self.boundLibraries(of: symbol, in: bindings).filter { !$0.library.contains("libjemalloc.so") }
+            #expect(elsewhere.isEmpty, "\(symbol) bound outside jemalloc: \(elsewhere.map { "\($0.user) -> \($0.library)" })")
+        }
+    }
+
     @Test("new store with metadata, insert, save, fetch; restart on the same store: metadata and objects read back")
     func sessionAcrossRestart() throws {
         let directory = try DaemonHarness.temporaryDirectory()
@@ -102,6 +136,7 @@ struct StaticLinkTests {
         let first = try DaemonHarness.start(directory: directory)
         let libraries = try Self.mappedLibraries(first.process.processIdentifier)
         #expect(libraries.contains { $0.contains("libsqlite3") }, "maps read: \(libraries.sorted())")
+        #expect(libraries.contains { $0.contains("libjemalloc") }, "persistd runs without jemalloc: \(libraries.sorted())")
         let swiftLibraries = libraries.filter {
             $0.contains("libswift") || $0.contains("libFoundation") || $0.contains("libdispatch")
         }
