@@ -158,12 +158,23 @@ extension ManagedObjectContext {
     /// Queues `queued`'s write; its completion finishes the save on the context's queue.
     private func submit(_ queued: QueuedSave, completion: @escaping ((any Error)?) -> Void) throws {
         var split = false
-        var writes = try storeWrites(for: queued.plan, known: queued.known, split: &split)
+        // The plan is lent out of the queued save while the writes are built (a read of the
+        // property would copy it, retaining each of its arrays), and put back before the store
+        // may finish the save: on this thread, when it commits the write itself.
+        let plan = queued.takePlan()
+        var writes: StoreWrites
+        do {
+            writes = try storeWrites(for: plan, known: queued.known, split: &split)
+        } catch {
+            queued.plan = plan
+            throw error
+        }
         // The sole store's request: every entity's rows are in it. Moved out of the writes and
         // into the store's queued write, not copied (a copy retains each of its arrays).
         writes.forEachEntry { entry in
-            queued.insertedObjects = entry.objects(split: split, plan: queued.plan)
+            queued.insertedObjects = entry.objects(split: split, plan: plan)
         }
+        queued.plan = plan
         let request = writes.takeFirstRequest()
         queued.store.saveAssigningKeysQueued(request, leadingIfIdle: queued.leadingIfIdle,
                                              completingOn: queued.completingOn) { [self] result in
@@ -179,7 +190,8 @@ extension ManagedObjectContext {
             // The new objects' permanent IDs, valid now that the store committed them.
             remapIDs(of: queued.insertedObjects, to: assigned)
             if queued.overlapping { overlappingSaveEnded() }
-            finishCommit(queued.save, queued.plan, ownsChangeSets: !queued.overlapping)
+            // The save is done with its plan: moved out, not copied.
+            finishCommit(queued.save, queued.takePlan(), ownsChangeSets: !queued.overlapping)
             completion(nil)
         case .failure(let error):
             do {
@@ -220,6 +232,14 @@ private final class QueuedSave: @unchecked Sendable {
     var isFinished = false
     /// Where the committer has the second half run (``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``).
     let completingOn: CompletionExecutor?
+
+    /// ``plan``, moved out with an empty plan left in its place: a read of the property copies
+    /// it, retaining each of its arrays, and releases them again after.
+    func takePlan() -> CommitPlan {
+        var taken = CommitPlan(inserted: [], updated: [], deleted: [])
+        swap(&taken, &plan)
+        return taken
+    }
 
     init(store: SQLiteStore, save: ManagedObjectContext.PreparedSave, plan: CommitPlan, known: StoreWrites.Known?,
          overlapping: Bool, leadingIfIdle: Bool, completingOn: CompletionExecutor?) {
