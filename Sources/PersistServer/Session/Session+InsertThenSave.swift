@@ -19,7 +19,7 @@ extension Session {
     /// before this returns. Returns whether the context may be used before `then` runs.
     @discardableResult
     func insertThenSave(_ insert: WireRequest, _ save: WireRequest, mode: SaveMode, leadingIfIdle: Bool = false,
-                        then: @escaping ([WireReply]) -> Void) -> Bool {
+                        then: @escaping (consuming [WireReply]) -> Void) -> Bool {
         Logger.daemon.log(.debug, "request", [.requestID(insert.id.encoded), .op(insert.op)] + LogField.peer(peer))
         Logger.daemon.log(.debug, "request", [.requestID(save.id.encoded), .op(save.op)] + LogField.peer(peer))
         let access = self.access()
@@ -34,7 +34,7 @@ extension Session {
 
     /// ``insertThenSave(_:_:mode:leadingIfIdle:then:)`` once access is granted.
     private func insertedThenSaved(_ insert: WireRequest, _ save: WireRequest, mode: SaveMode, leadingIfIdle: Bool,
-                                   then: @escaping ([WireReply]) -> Void) -> Bool {
+                                   then: @escaping (consuming [WireReply]) -> Void) -> Bool {
         // A change starting on a context with none pending (and no save of its own in flight)
         // starts a transaction: read fresh.
         if !context.hasChanges && !context.hasOverlappingSaves { context.reset() }

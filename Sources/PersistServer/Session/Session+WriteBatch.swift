@@ -51,9 +51,11 @@ extension Session {
                 batch.next += 2
                 batch.inFlight += 1
                 let free = insertThenSave(request, requests[index + 1], mode: .overlapping,
-                                          leadingIfIdle: batch.leadingIfIdle) { [self] unit in
-                    batch.replies[index] = unit[0]
-                    batch.replies[index + 1] = unit[1]
+                                          leadingIfIdle: batch.leadingIfIdle) { [self] (unit: consuming [WireReply]) in
+                    // Moved out of the unit's array, not copied (a copy retains what a reply holds).
+                    var unit = unit
+                    batch.replies[index + 1] = unit.removeLast()
+                    batch.replies[index] = unit.removeLast()
                     unitDone(batch)
                 }
                 if !free { return }
