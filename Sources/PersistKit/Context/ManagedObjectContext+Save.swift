@@ -430,7 +430,7 @@ extension ManagedObjectContext {
     /// array and back for every object would copy its arrays each time.
     func writeToStores(_ plan: CommitPlan, known: StoreWrites.Known? = nil) throws {
         var split = false
-        let writes = try storeWrites(for: plan, known: known, split: &split)
+        var writes = try storeWrites(for: plan, known: known, split: &split)
         try writes.forEachEntry { entry in
             guard !entry.request.isEmpty else { return }
             if let assigning = Self.keyAssigning(entry.store) {
@@ -822,11 +822,12 @@ struct StoreWrites {
     }
 
     /// Runs `body` on every entry, in the order their stores were first looked up (with no
-    /// array made for a single entry).
-    func forEachEntry(_ body: (Entry) throws -> Void) rethrows {
-        guard let first else { return }
-        try body(first)
-        for entry in others { try body(entry) }
+    /// array made for a single entry). In place: an entry bound to a local, or passed on by
+    /// value, was copied (its store, its request's arrays and strings retained and released).
+    mutating func forEachEntry(_ body: (inout Entry) throws -> Void) rethrows {
+        guard first != nil else { return }
+        try body(&first!)
+        for index in others.indices { try body(&others[index]) }
     }
 
     /// The index of the entry for `entity`'s store, added when the store has none yet.
