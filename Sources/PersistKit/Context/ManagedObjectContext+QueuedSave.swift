@@ -158,23 +158,20 @@ extension ManagedObjectContext {
     /// Queues `queued`'s write; its completion finishes the save on the context's queue.
     private func submit(_ queued: QueuedSave, completion: @escaping ((any Error)?) -> Void) throws {
         var split = false
-        // The plan is lent out of the queued save while the writes are built (a read of the
-        // property would copy it, retaining each of its arrays), and put back before the store
-        // may finish the save: on this thread, when it commits the write itself.
-        let plan = queued.takePlan()
         var writes: StoreWrites
         do {
+            // The plan is lent out of the queued save while the writes are built (a read of the
+            // property would copy it, retaining each of its arrays), and put back before the
+            // store may finish the save: on this thread, when it commits the write itself.
+            let plan = queued.takePlan()
+            defer { queued.plan = plan }
             writes = try storeWrites(for: plan, known: queued.known, split: &split)
-        } catch {
-            queued.plan = plan
-            throw error
+            // The sole store's request: every entity's rows are in it. Moved out of the writes
+            // and into the store's queued write, not copied (a copy retains each of its arrays).
+            writes.forEachEntry { entry in
+                queued.insertedObjects = entry.objects(split: split, plan: plan)
+            }
         }
-        // The sole store's request: every entity's rows are in it. Moved out of the writes and
-        // into the store's queued write, not copied (a copy retains each of its arrays).
-        writes.forEachEntry { entry in
-            queued.insertedObjects = entry.objects(split: split, plan: plan)
-        }
-        queued.plan = plan
         let request = writes.takeFirstRequest()
         queued.store.saveAssigningKeysQueued(request, leadingIfIdle: queued.leadingIfIdle,
                                              completingOn: queued.completingOn) { [self] result in

@@ -53,7 +53,6 @@ extension Session {
                 let free = insertThenSave(request, requests[index + 1], mode: .overlapping,
                                           leadingIfIdle: batch.leadingIfIdle) { [self] (unit: consuming [WireReply]) in
                     // Moved out of the unit's array, not copied (a copy retains what a reply holds).
-                    var unit = unit
                     batch.replies[index + 1] = unit.removeLast()
                     batch.replies[index] = unit.removeLast()
                     unitDone(batch)

@@ -138,8 +138,8 @@ extension SQLiteStore {
     /// journal keeps each page's content as the savepoint began), about a sixth of what a
     /// one-row save with history costs the committing thread. Writes rarely fail; when one
     /// does, the group's transaction is rolled back and every write of the group run again,
-    /// isolated, so that the failing one is rolled back alone. (A write's statements may run more than once anyway:
-    /// a busy store retries the group.)
+    /// isolated, so that the failing one is rolled back alone. (A write's statements may run
+    /// more than once anyway: a busy store retries the group.)
     private func run(_ write: SQLiteCommitQueue.Write, isolated: Bool, _ connection: SQLiteConnection) throws {
         if isolated {
             try runInSavepoint(write, connection)
