@@ -15,14 +15,21 @@ extension ManagedObjectContext {
             if request.resultType == .dictionaryResultType {
                 return try fetchDictionaries(request, entity: entity).map { try castResult($0, as: T.self) }
             }
-            let objects = try fetchObjects(request, entity: entity)
+            // A generated class's objects are checked against it while each is made, in cache.
+            let objectClass = request.resultType == .managedObjectResultType && T.self != ManagedObject.self
+                ? T.self as? ManagedObject.Type : nil
+            let (objects, allOfClass) = try fetchObjects(request, entity: entity, checkingClass: objectClass)
             switch request.resultType {
             case .managedObjectIDResultType:
                 return try objects.map { try castResult($0.objectID, as: T.self) }
             default:
                 // The common request type: the array is already a [T], no per-object cast needed.
                 if T.self == ManagedObject.self { return unsafeBitCast(objects, to: [T].self) }
-                if let objectClass = T.self as? ManagedObject.Type { return try castObjects(objects, to: T.self, objectClass: objectClass) }
+                if let objectClass {
+                    // Every object is of exactly `T`'s class (a class, whose arrays share one layout).
+                    if allOfClass { return unsafeBitCast(objects, to: [T].self) }
+                    return try castObjects(objects, to: T.self, objectClass: objectClass)
+                }
                 return try objects.map { try castResult($0, as: T.self) }
             }
         }
@@ -81,7 +88,7 @@ extension ManagedObjectContext {
             let afterOffset = max(0, total - request.fetchOffset)
             return request.fetchLimit > 0 ? min(afterOffset, request.fetchLimit) : afterOffset
         }
-        return try fetchObjects(request, entity: entity).count
+        return try fetchObjects(request, entity: entity).objects.count
     }
 
     func rootStore(for entity: EntityDescription) throws -> any PersistentStore {
@@ -118,22 +125,31 @@ extension ManagedObjectContext {
         return result
     }
 
-    func fetchObjects<T>(_ request: FetchRequest<T>, entity: EntityDescription) throws -> [ManagedObject] {
+    /// The objects that match `request`, and whether each is of exactly `objectClass` (checked
+    /// only on the path that streams rows into objects; `false` elsewhere and without a class).
+    func fetchObjects<T>(_ request: FetchRequest<T>, entity: EntityDescription,
+                         checkingClass objectClass: ManagedObject.Type? = nil) throws -> (objects: [ManagedObject], allOfClass: Bool) {
         let pending = request.includesPendingChanges ? pendingChanges(for: entity, includesSubentities: request.includesSubentities) : .none
         var storeRequest = request.storeRequest(for: entity)
         let store = try rootStore(for: entity)
         if pending.isEmpty && request.fetchBatchSize > 0 && request.resultType == .managedObjectResultType {
             let objects = try fetchInBatches(storeRequest, batchSize: request.fetchBatchSize, store: store)
-            return try finish(objects, request: request, entity: entity)
+            return (try finish(objects, request: request, entity: entity), false)
         }
         let isRoot = parent == nil
         if pending.isEmpty {
             // Each row becomes its object as it is read, while the row is in cache.
             var objects: [ManagedObject] = []
+            // Without a class asked for, the answer starts (and stays) `false`.
+            let exactClass = objectClass.map { ObjectIdentifier($0) }
+            var allOfClass = exactClass != nil
             try store.fetch(storeRequest, eachRowParts: { key, entity, id, version, values in
                 objects.append(materialize(key, entity, id, version, &values, isRoot: isRoot))
+                // Looked at in the array: a local checked before the append was retained and
+                // released once more.
+                if ObjectIdentifier(Swift.type(of: objects[objects.count &- 1])) != exactClass { allOfClass = false }
             })
-            return try finish(objects, request: request, entity: entity)
+            return (try finish(objects, request: request, entity: entity), allOfClass)
         }
         storeRequest.fetchLimit = 0
         storeRequest.fetchOffset = 0
@@ -172,7 +188,7 @@ extension ManagedObjectContext {
         }
         if request.fetchOffset > 0 { result = Array(result.dropFirst(request.fetchOffset)) }
         if request.fetchLimit > 0 { result = Array(result.prefix(request.fetchLimit)) }
-        return try finish(result, request: request, entity: entity)
+        return (try finish(result, request: request, entity: entity), false)
     }
 
     /// Prefetches the request's relationship key paths, then realizes the objects unless the
