@@ -34,8 +34,15 @@ struct SQLiteMetadata: Sendable {
     /// Metadata read from a store: `Z_UUID` and the decoded `Z_PLIST`.
     init(uuid: String, plistData: Data) throws {
         self.uuid = uuid
-        let object = try PropertyListSerialization.propertyList(from: plistData, options: [], format: nil)
-        guard let dictionary = Self.sendable(object) as? [String: any Sendable] else {
+        // Core Data writes the binary form; anything else, or a binary list this reader turns
+        // down, goes to Foundation's reader (which then reports what is wrong).
+        let value: any Sendable
+        if let binary = try? BinaryPropertyListReader.value(of: plistData) {
+            value = binary
+        } else {
+            value = Self.sendable(try PropertyListSerialization.propertyList(from: plistData, options: [], format: nil))
+        }
+        guard let dictionary = value as? [String: any Sendable] else {
             throw PersistenceError(.persistentStoreOpen, "Z_METADATA.Z_PLIST is not a dictionary")
         }
         self.plist = dictionary
@@ -49,9 +56,11 @@ struct SQLiteMetadata: Sendable {
         return result
     }
 
-    /// The plist as binary property list bytes.
+    /// The plist as binary property list bytes: written by ``BinaryPropertyListWriter``, or
+    /// by Foundation when it holds a value that writer does not take.
     func plistData() throws -> Data {
-        try PropertyListSerialization.data(fromPropertyList: Self.foundationValue(plist), format: .binary, options: 0)
+        if let data = try? BinaryPropertyListWriter.data(plist) { return data }
+        return try PropertyListSerialization.data(fromPropertyList: Self.foundationValue(plist), format: .binary, options: 0)
     }
 
     /// A property list value as Sendable Swift values (strings, numbers, data, dates, arrays, dictionaries).
