@@ -108,6 +108,26 @@ struct SQLiteSchemaTests {
         #expect(hex(SHA256.hash(Data("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
                 == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
         #expect(hex(SHA256.hash(Data(repeating: 0x61, count: 1_000_000))) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        // Lengths around the block and padding boundaries (bytes 0, 1, 2, …; digests from
+        // Python's hashlib): one padded block, two, and full blocks before the padding.
+        let boundaries: [Int: String] = [
+            55: "463eb28e72f82e0a96c0a4cc53690c571281131f672aa229e0d45ae59b598b59",
+            56: "da2ae4d6b36748f2a318f23e7ab1dfdf45acdc9d049bd80e59de82a60895f562",
+            57: "2fe741af801cc238602ac0ec6a7b0c3a8a87c7fc7d7f02a3fe03d1c12eac4d8f",
+            63: "29af2686fd53374a36b0846694cc342177e428d1647515f078784d69cdb9e488",
+            64: "fdeab9acf3710362bd2658cdc9a29e8f9c757fcf9811603a8c447cd1d9151108",
+            65: "4bfd2c8b6f1eec7a2afeb48b934ee4b2694182027e6d0fc075074f2fabb31781",
+            119: "da18797ed7c3a777f0847f429724a2d8cd5138e6ed2895c3fa1a6d39d18f7ec6",
+            120: "f52b23db1fbb6ded89ef42a23ce0c8922c45f25c50b568a93bf1c075420bbb7c",
+            128: "471fb943aa23c511f6f72f8d1652d9c880cfa392ad80503120547703e56a2be5",
+            200: "1901da1c9f699b48f6b2636e65cbf73abf99d0441ef67f5c540a42f7051dec6f",
+        ]
+        for (length, digest) in boundaries {
+            #expect(hex(SHA256.hash(Data((0..<length).map { UInt8($0) }))) == digest, "\(length) bytes")
+            // The same bytes at a nonzero offset of a larger buffer (a slice of `Data`).
+            let slice = Data((0..<length + 3).map { UInt8(truncatingIfNeeded: $0 &- 3) })[3...]
+            #expect(hex(SHA256.hash(slice)) == digest, "\(length) bytes, sliced")
+        }
     }
 
     @Test func versionHashesAre32BytesAndTrackChanges() throws {
