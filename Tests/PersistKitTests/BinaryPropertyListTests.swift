@@ -98,6 +98,23 @@ struct BinaryPropertyListTests {
         }
     }
 
+    @Test func metadataOutsideTheWritersAndReadersReachGoesThroughFoundation() throws {
+        // An NSNumber is left to Foundation's writer (cast to Bool, a 1 would become true).
+        var metadata = SQLiteMetadata(uuid: "U", versionHashes: ["E": Data(repeating: 1, count: 32)], versionIdentifiers: [])
+        metadata.plist["number"] = NSNumber(value: 1)
+        #expect(throws: BinaryPropertyListError.self) { try BinaryPropertyListWriter.data(metadata.plist) }
+        let written = try metadata.plistData()
+        let read = try SQLiteMetadata(uuid: "U", plistData: written)
+        #expect(read.plist["number"] as? Int == 1)
+        #expect(!(read.plist["number"] is Bool))
+        // An XML property list is read by Foundation's reader.
+        let xml = try PropertyListSerialization.data(fromPropertyList: SQLiteMetadata.foundationValue(metadata.plist), format: .xml, options: 0)
+        #expect(throws: BinaryPropertyListError.self) { try BinaryPropertyListReader.value(of: xml) }
+        let fromXML = try SQLiteMetadata(uuid: "U", plistData: xml)
+        #expect(fromXML.plist["NSStoreType"] as? String == "SQLite")
+        #expect((fromXML.plist["NSStoreModelVersionHashes"] as? [String: any Sendable])?["E"] as? Data == Data(repeating: 1, count: 32))
+    }
+
     @Test func damagedListsAreRefusedNotReadPastTheirEnd() throws {
         let data = try BinaryPropertyListWriter.data(Self.sample())
         let bytes = Array(data)

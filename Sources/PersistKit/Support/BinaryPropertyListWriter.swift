@@ -31,12 +31,16 @@ struct BinaryPropertyListWriter {
     }
 
     /// Adds `value` (and what it contains) as entries; returns its index.
+    ///
+    /// Booleans and floating-point numbers are matched by their exact type: an `NSNumber`
+    /// would also cast to `Bool` or `Double` (a `1` becoming `true`), so it is left to
+    /// Foundation's writer, which knows what it holds.
     private mutating func add(_ value: any Sendable, path: String) throws -> Int {
         let entry: Entry
         switch value {
         case let string as String:
             entry = .scalar(Self.string(string))
-        case let bool as Bool:
+        case let bool as Bool where type(of: value) == Bool.self:
             entry = .scalar([bool ? 0x09 : 0x08])
         case let data as Data:
             var bytes = Self.marker(0x4, count: data.count)
@@ -49,9 +53,9 @@ struct BinaryPropertyListWriter {
                 throw BinaryPropertyListError.unsupported(at: path, "the integer \(integer) does not fit 64 bits")
             }
             entry = .scalar(Self.integer(int))
-        case let real as Double:
+        case let real as Double where type(of: value) == Double.self:
             entry = .scalar([0x23] + Self.bigEndian(real.bitPattern, size: 8))
-        case let real as Float:
+        case let real as Float where type(of: value) == Float.self:
             entry = .scalar([0x23] + Self.bigEndian(Double(real).bitPattern, size: 8))
         case let dictionary as [String: any Sendable]:
             let names = dictionary.keys.sorted()
