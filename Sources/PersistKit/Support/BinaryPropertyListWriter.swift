@@ -58,14 +58,12 @@ struct BinaryPropertyListWriter {
         case let real as Float where type(of: value) == Float.self:
             entry = .scalar([0x23] + Self.bigEndian(Double(real).bitPattern, size: 8))
         case let dictionary as [String: any Sendable]:
-            let names = dictionary.keys.sorted()
             var keys: [Int] = [], values: [Int] = []
-            keys.reserveCapacity(names.count)
-            values.reserveCapacity(names.count)
-            for name in names {
+            keys.reserveCapacity(dictionary.count)
+            values.reserveCapacity(dictionary.count)
+            for (name, member) in dictionary.sorted(by: { $0.key < $1.key }) {
                 keys.append(try add(name, path: path))
-                // Found: `name` is one of the dictionary's keys.
-                values.append(try add(dictionary[name]!, path: path.isEmpty ? name : path + "." + name))
+                values.append(try add(member, path: path.isEmpty ? name : path + "." + name))
             }
             entries.append(.dictionary(keys: keys, values: values))
             return entries.count - 1
