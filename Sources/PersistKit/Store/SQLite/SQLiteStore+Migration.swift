@@ -258,7 +258,8 @@ extension SQLiteMetadata {
     /// The metadata of a new store for `model`: version hashes, their digest, identifiers and
     /// a copy of the model (``SQLiteStore/modelCacheMetadataKey``).
     init(uuid: String, model: ManagedObjectModel) {
-        self.init(uuid: uuid, versionHashes: model.entityVersionHashesByName, versionIdentifiers: model.versionIdentifiers.sorted())
+        // `record` sets the hashes and identifiers: computed there once, not here as well.
+        self.init(uuid: uuid, versionHashes: [:], versionIdentifiers: [])
         record(model)
     }
 
