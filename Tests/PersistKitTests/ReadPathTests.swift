@@ -95,6 +95,63 @@ struct ReadPathTests {
         }
     }
 
+    /// A fired fault's values are its committed state's values, held once: every way of
+    /// changing either one (a set, a rollback, a save, a refresh merging another context's
+    /// save, a refresh dropping changes) keeps the other as it was.
+    @Test(arguments: S.storeTypes)
+    func valuesSharedWithTheCommittedStateStayApartFromEveryChange(_ type: StoreType) throws {
+        let coordinator = try S.coordinator(type)
+        try seed(coordinator, breweries: 1, beers: { _ in 2 })
+        let context = M.context(coordinator)
+        let other = M.context(coordinator)
+        try context.performAndWait {
+            let beer = try context.fetch(M.request("Beer", sort: [FetchSortDescriptor(key: "name")]))[1]
+            #expect(beer.value(forKey: "abv") as? Double == 1)
+            #expect(!beer.hasChanges)
+
+            beer.setValue(9.0, forKey: "abv")
+            #expect(beer.value(forKey: "abv") as? Double == 9)
+            #expect(beer.committedValues(forKeys: ["abv"])["abv"] as? Double == 1)
+            #expect(beer.changedValues()["abv"] as? Double == 9)
+
+            context.rollback()
+            #expect(beer.value(forKey: "abv") as? Double == 1)
+            #expect(beer.committedValues(forKeys: ["abv"])["abv"] as? Double == 1)
+            #expect(!beer.hasChanges)
+
+            // Changed again after the rollback shared the values again, then saved.
+            beer.setValue(3.0, forKey: "abv")
+            #expect(beer.committedValues(forKeys: ["abv"])["abv"] as? Double == 1)
+            try context.save()
+            #expect(beer.committedValues(forKeys: ["abv"])["abv"] as? Double == 3)
+            #expect(beer.storeVersion == 2)
+
+            // Another context saves a new value; a refresh keeping changes merges it in.
+            let id = beer.objectID
+            try other.performAndWait {
+                other.object(with: id).setValue(4.0, forKey: "abv")
+                try other.save()
+            }
+            beer.setValue("Renamed", forKey: "name")
+            context.refresh(beer, mergeChanges: true)
+            #expect(beer.value(forKey: "abv") as? Double == 4)
+            #expect(beer.value(forKey: "name") as? String == "Renamed")
+            #expect(beer.committedValues(forKeys: ["abv"])["abv"] as? Double == 4)
+            #expect(beer.committedValues(forKeys: ["name"])["name"] as? String == "Brewery 000 #1")
+
+            // A refresh dropping the changes makes a fault, filled again from the store.
+            context.refresh(beer, mergeChanges: false)
+            #expect(beer.isFault)
+            #expect(beer.value(forKey: "name") as? String == "Brewery 000 #1")
+            #expect(beer.value(forKey: "abv") as? Double == 4)
+            beer.setValue(5.0, forKey: "abv")
+            #expect(beer.committedValues(forKeys: ["abv"])["abv"] as? Double == 4)
+            context.rollback()
+            #expect(beer.value(forKey: "abv") as? Double == 4)
+            #expect(!beer.hasChanges)
+        }
+    }
+
     @Test func resetThenFetchAgainRegistersNewObjectsWithTheStoredValues() throws {
         let coordinator = try S.coordinator(.sqlite)
         try seed(coordinator, breweries: 4, beers: { _ in 25 })

@@ -160,7 +160,7 @@ extension ManagedObject {
     /// context (``ManagedObjectContext/fulfillFault(_:)``), which does the same with a row at hand.
     func fireFault() {
         // The row at hand is already in `committed` (a fault's pending row): only its values move.
-        if committed != nil { return fillFromCommitted() }
+        if hasCommittedState { return fillFromCommitted() }
         managedObjectContext?.fulfillFault(self) ?? fillWithNulls()
     }
 
@@ -177,19 +177,17 @@ extension ManagedObject {
         fillFromCommitted()
     }
 
-    /// Ends the fault, whose ``committed`` state is set: its values are shared with that
-    /// state, not copied. Read straight from the field, they are retained once (through a
-    /// local copy, twice: about 40 instructions a fault under callgrind).
+    /// Ends the fault, whose ``committed`` state is set: its values become the object's,
+    /// shared with that state (``shareCommittedValues()``), neither copied nor retained.
     @inline(__always) private func fillFromCommitted() {
         if faultingBatch != nil { faultingBatch = nil }
-        // Set by the caller (see above), so the unwrap cannot fail.
-        values = committed.unsafelyUnwrapped.values
+        shareCommittedValues()
         _isFault = false
         awakeFromFetch()
     }
 
     func fillWithNulls() {
-        values = SlotValues(repeating: .null, count: entity.slots.count)
+        replaceValues(SlotValues(repeating: .null, count: entity.slots.count))
         _isFault = false
     }
 
@@ -343,12 +341,12 @@ extension ManagedObject {
         willAccessValue()
         if _isInserted {
             // A new object is written whole at save: no change tracking needed.
-            values[slot] = value
+            setSlotValue(value, at: slot)
             return
         }
         let newValue = value
         if values[slot] == newValue { return }
-        values[slot] = newValue
+        setSlotValue(newValue, at: slot)
         if committed.map({ slot < $0.values.count && $0.values[slot] == newValue }) ?? false {
             changedSlots.remove(slot)
         } else {

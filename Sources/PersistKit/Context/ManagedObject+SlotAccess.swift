@@ -33,7 +33,7 @@ extension ManagedObject {
     /// copy: later changes to the object do not show in them.
     public func versionAndValues() -> (version: Int64, values: SlotValues) {
         willAccessValue()
-        return (Self.version(of: &committed), values)
+        return (committedVersion, values)
     }
 
     /// ``versionAndValues()`` lent to `body` instead of copied (a PersistKit addition): the
@@ -45,20 +45,7 @@ extension ManagedObject {
     /// turn it back into a fault): that would write the values the buffer shows.
     public func withVersionAndValues<R>(_ body: (_ version: Int64, _ values: UnsafeBufferPointer<StoreValue>) throws -> R) rethrows -> R {
         willAccessValue()
-        let version = Self.version(of: &committed)
-        return try Self.lend(&values) { try body(version, $0) }
-    }
-
-    /// The version of `state`, 0 for none, read in place: a copy of the optional state (which
-    /// `committed?.version` on the field makes) retains and releases its values.
-    @inline(__always) static func version(of state: inout CommittedState?) -> Int64 {
-        state?.version ?? 0
-    }
-
-    /// `values` in place for `body`: through an `inout` access, which no one else can change
-    /// while it lasts, the values are not copied (retained) for the call.
-    @inline(__always) private static func lend<R>(_ values: inout SlotValues,
-                                                  _ body: (UnsafeBufferPointer<StoreValue>) throws -> R) rethrows -> R {
-        try values.withUnsafeBufferPointer(body)
+        let version = committedVersion
+        return try withValuesInPlace { try body(version, $0) }
     }
 }

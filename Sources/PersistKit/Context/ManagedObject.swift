@@ -123,7 +123,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // fetch's instructions under callgrind.
 
     /// Current slot values, laid out by `entity.slots`; meaningful only when not a fault.
-    @exclusivity(unchecked) var values: SlotValues
+    ///
+    /// Read in place; changed only through ``replaceValues(_:)``, ``setSlotValue(_:at:)`` and
+    /// ``shareCommittedValues()``, which keep the committed state's values apart from them.
+    @exclusivity(unchecked) private(set) var values: SlotValues
+    /// ``committed``'s storage. While ``committedSharesValues``, its values are empty: the
+    /// committed values are ``values`` themselves.
+    @exclusivity(unchecked) private var storedCommitted: CommittedState?
+    /// Whether the committed values are ``values`` (the object has not changed since its fault
+    /// fired): a fetched object that is only read holds its values' storage once, not twice,
+    /// so firing its fault retains nothing and freeing it releases the storage once.
+    @exclusivity(unchecked) private var committedSharesValues = false
+
     /// The last state read from or saved to the parent store or context (its version and
     /// values; the object knows its entity, key and store itself); `nil` for new objects.
     ///
@@ -131,7 +142,85 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// `values` (the fault's data is at hand, as Core Data's row cache holds it), or `nil`: a
     /// fault has no other committed state, so one field serves both and each object is a word
     /// pair smaller (see ``pendingRow``).
-    @exclusivity(unchecked) var committed: CommittedState?
+    ///
+    /// Read and set as a stored property is; setting it leaves ``values`` as they are.
+    var committed: CommittedState? {
+        @inline(__always) get {
+            guard committedSharesValues else { return storedCommitted }
+            // The flag is set only with a committed state (`shareCommittedValues()`).
+            return CommittedState(version: storedCommitted.unsafelyUnwrapped.version, values: values)
+        }
+        @inline(__always) set {
+            committedSharesValues = false
+            storedCommitted = newValue
+        }
+        @inline(__always) _modify {
+            separateCommittedValues()
+            yield &storedCommitted
+        }
+    }
+
+    /// Whether the object has a committed state (``committed`` is not `nil`), asked without
+    /// copying it.
+    var hasCommittedState: Bool {
+        @inline(__always) get { storedCommitted != nil }
+    }
+
+    /// The committed state's version, 0 for none, read in place: a copy of the optional state
+    /// (which `committed?.version` makes) retains and releases its values.
+    var committedVersion: Int64 {
+        @inline(__always) get { Self.version(of: &storedCommitted) }
+    }
+
+    /// The version of `state`, 0 for none, read through an `inout` access, which copies nothing.
+    @inline(__always) private static func version(of state: inout CommittedState?) -> Int64 {
+        state?.version ?? 0
+    }
+
+    /// Replaces ``values`` by `newValues`; the committed state keeps its own.
+    @inline(__always) func replaceValues(_ newValues: SlotValues) {
+        separateCommittedValues()
+        values = newValues
+    }
+
+    /// Sets the value of `slot`; the committed state keeps its own.
+    @inline(__always) func setSlotValue(_ value: consuming StoreValue, at slot: Int) {
+        separateCommittedValues()
+        values[slot] = value
+    }
+
+    /// Makes ``values`` the committed state's values, moved rather than copied: nothing is
+    /// retained, and the object holds one reference to their storage. The committed state must
+    /// be set; the values the object had are let go of (a fault's, none).
+    @inline(__always) func shareCommittedValues() {
+        precondition(storedCommitted != nil, "ManagedObject: values shared with a committed state the object does not have")
+        if committedSharesValues { return }
+        values = SlotValues()
+        // Force-unwrap: checked above.
+        swap(&values, &storedCommitted!.values)
+        committedSharesValues = true
+    }
+
+    /// Gives the committed state its own reference to the values it shares with ``values``
+    /// (the storage is copied at the first write, as for any two references).
+    @inline(__always) private func separateCommittedValues() {
+        guard committedSharesValues else { return }
+        // Force-unwrap: the flag is set only with a committed state.
+        storedCommitted!.values = values
+        committedSharesValues = false
+    }
+
+    /// Calls `body` with ``values`` in place: through an `inout` access, which no one else can
+    /// change while it lasts, the values are not copied (retained) for the call. `body` must
+    /// not change the object.
+    @inline(__always) func withValuesInPlace<R>(_ body: (UnsafeBufferPointer<StoreValue>) throws -> R) rethrows -> R {
+        try Self.lend(&values, body)
+    }
+
+    /// `values` borrowed through an `inout` access (see ``withValuesInPlace(_:)``).
+    @inline(__always) private static func lend<R>(_ values: inout SlotValues, _ body: (UnsafeBufferPointer<StoreValue>) throws -> R) rethrows -> R {
+        try values.withUnsafeBufferPointer(body)
+    }
     /// For a fault of a batched fetch beyond its first batch: the batch whose rows are loaded
     /// together when this object is first touched.
     @exclusivity(unchecked) var faultingBatch: FaultingBatch?
@@ -267,7 +356,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// can say which state its change is based on.
     public var storeVersion: Int64 {
         willAccessValue()
-        return Self.version(of: &committed)
+        return committedVersion
     }
 
     /// Whether any persistent attribute or relationship changed since the last save (Core

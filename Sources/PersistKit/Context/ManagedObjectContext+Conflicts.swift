@@ -96,7 +96,7 @@ extension ManagedObjectContext {
             object._isDeleted = false
             object.changedSlots = []
             object.toMany = [:]
-            object.values = theirs.values
+            object.replaceValues(theirs.values)
             object.committed = CommittedState(theirs)
         } else {
             object.committed = CommittedState(theirs)
@@ -123,11 +123,11 @@ extension ManagedObjectContext {
             let weChanged = object.changedSlots.contains(slot)
             switch policy {
             case .mergeByPropertyStoreTrump:
-                if theyChanged { object.values[slot] = theirs.values[slot] } else if !weChanged { object.values[slot] = theirs.values[slot] }
+                if theyChanged { object.setSlotValue(theirs.values[slot], at: slot) } else if !weChanged { object.setSlotValue(theirs.values[slot], at: slot) }
             case .mergeByPropertyObjectTrump:
-                if !weChanged { object.values[slot] = theirs.values[slot] }
+                if !weChanged { object.setSlotValue(theirs.values[slot], at: slot) }
             case .rollback:
-                object.values[slot] = theirs.values[slot]
+                object.setSlotValue(theirs.values[slot], at: slot)
             case .overwrite, .error:
                 break
             }
@@ -253,11 +253,11 @@ extension ManagedObjectContext {
         for slot in object.values.indices where slot < stored.values.count {
             switch mergePolicy {
             case .mergeByPropertyObjectTrump:
-                if !ourSet.contains(slot) { object.values[slot] = stored.values[slot] }
+                if !ourSet.contains(slot) { object.setSlotValue(stored.values[slot], at: slot) }
             case .mergeByPropertyStoreTrump:
-                if !stored.values[slot].isNull { object.values[slot] = stored.values[slot] }
+                if !stored.values[slot].isNull { object.setSlotValue(stored.values[slot], at: slot) }
             case .rollback:
-                object.values[slot] = stored.values[slot]
+                object.setSlotValue(stored.values[slot], at: slot)
             case .overwrite, .error:
                 break
             }

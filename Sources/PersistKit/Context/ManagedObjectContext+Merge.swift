@@ -55,7 +55,7 @@ extension ManagedObjectContext {
                     guard !object._isFault else { return }
                     for index in object.values.indices {
                         if case .object(let id) = object.values[index], deletedIDs.contains(id) {
-                            object.values[index] = .null
+                            object.setSlotValue(.null, at: index)
                             if object.committed.map({ index < $0.values.count }) ?? false { object.committed?.values[index] = .null }
                         }
                     }
@@ -71,7 +71,7 @@ extension ManagedObjectContext {
                     object.pendingRow = parent == nil ? CommittedState(row) : nil
                 } else {
                     for index in row.values.indices where index < object.values.count && !object.changedSlots.contains(index) {
-                        object.values[index] = row.values[index]
+                        object.setSlotValue(row.values[index], at: index)
                     }
                     object.committed = CommittedState(row)
                 }
@@ -137,7 +137,7 @@ extension ManagedObjectContext {
                 changedByID.removeValue(forKey: ObjectIdentifier(object))
                 object.changedSlots = []
                 object.toMany = [:]
-                object.values = SlotValues()
+                object.replaceValues(SlotValues())
                 object.committed = nil
                 object.pendingRow = nil
                 object._isFault = true
@@ -146,7 +146,7 @@ extension ManagedObjectContext {
             }
             guard let row = try? loadRows(for: [object.objectID]).first else { return }
             for index in row.values.indices where index < object.values.count && !object.changedSlots.contains(index) {
-                object.values[index] = row.values[index]
+                object.setSlotValue(row.values[index], at: index)
             }
             object.committed = CommittedState(row)
             for name in Array(object.toMany.keys) { object.toMany[name]?.committed = nil }
@@ -181,10 +181,10 @@ extension ManagedObject {
     func revertToCommitted() {
         changedSlots = []
         toMany = [:]
-        if let committed {
-            values = committed.values
+        if hasCommittedState {
+            shareCommittedValues()
         } else {
-            values = SlotValues()
+            replaceValues(SlotValues())
             _isFault = true
         }
     }

@@ -305,7 +305,7 @@ extension ManagedObjectContext {
             }
             if hasToOne {
                 for index in object.values.indices {
-                    if case .object(let id) = object.values[index], let new = map[id] { object.values[index] = StoreValue.object(new) }
+                    if case .object(let id) = object.values[index], let new = map[id] { object.setSlotValue(StoreValue.object(new), at: index) }
                 }
             }
             if !object.toMany.isEmpty {
@@ -655,7 +655,7 @@ extension ManagedObjectContext {
                 let id = row.objectID
                 let object = row.entity.managedObjectClass.init(entity: row.entity, insertInto: nil)
                 object.objectID = id
-                object.values = row.values
+                object.replaceValues(row.values)
                 object.managedObjectContext = parent
                 object._isInserted = true
                 parent.registered[id] = object
