@@ -129,4 +129,56 @@ struct ObjectTableTests {
         let neighbours = zip(order, order.dropFirst()).filter { $1.primaryKey == $0.primaryKey + 1 && $1.primaryKey % 8 != 0 }.count
         #expect(neighbours > 100_000 / 8 * 7 / 2, "\(neighbours) of 87,500 pairs are neighbours")
     }
+
+    /// Keys that share their last three bits (every eighth, every 64th) are spread over the
+    /// places of their groups: they are all found, removed and found again, and the table
+    /// stays within the size a run of keys needs.
+    @Test(arguments: [8, 64])
+    func keysSharingTheirLastBitsSpreadOverEveryPlace(every stride: Int64) throws {
+        let pool = try Self.objects(1)
+        let entity = ObjectIdentifier(pool[0])
+        let object = Unmanaged.passUnretained(pool[0])
+        let keys = (Int64(1)...50_000).map { ObjectKey(entityIdentity: entity, primaryKey: $0 * stride, storeBits: 8) }
+        var table = ObjectTable()
+        for key in keys { table.updateValue(object, forKey: key) }
+        #expect(table.count == keys.count)
+        // A run of 50,000 keys needs 131,072 slots (81,920 entries); one place filling up
+        // first would have doubled it at least twice.
+        #expect(table.capacity <= 81_920 * 2, "capacity \(table.capacity)")
+        let missing = keys.filter { table[$0]?.toOpaque() != object.toOpaque() }
+        #expect(missing.isEmpty, "\(missing.count) keys not found")
+        for key in keys where key.primaryKey % (2 * stride) == 0 { table.removeValue(forKey: key) }
+        #expect(table.count == keys.count / 2)
+        let wrong = keys.filter { (table[$0] != nil) != ($0.primaryKey % (2 * stride) != 0) }
+        #expect(wrong.isEmpty, "\(wrong.count) keys found after removal or lost")
+    }
+
+    /// When every slot of a key's place is taken, a lookup of another key of that place ends
+    /// (not found), a removal there keeps the rest, and filing the key grows the table.
+    @Test func aFullPlaceEndsLookupsAndGrowsTheTable() throws {
+        let pool = try Self.objects(4)
+        let entity = ObjectIdentifier(pool[0])
+        // Three keys of one place in the first storage (16 slots: two per place).
+        let candidates = (Int64(1)...10_000).map { ObjectKey(entityIdentity: entity, primaryKey: $0, storeBits: 8) }
+        let byPlace = Dictionary(grouping: candidates) { ObjectTable.home($0, mask: 15) & 7 }
+        let same = try #require(byPlace.values.first { $0.count >= 3 })
+        var table = ObjectTable()
+        table.updateValue(Unmanaged.passUnretained(pool[0]), forKey: same[0])
+        table.updateValue(Unmanaged.passUnretained(pool[1]), forKey: same[1])
+        #expect(table.capacity == 10, "still the first storage")
+        // The place is full: the probe for a third key goes round it once and stops.
+        #expect(table[same[2]] == nil)
+        #expect(table.removeValue(forKey: same[2]) == nil)
+        #expect(table.removeValue(forKey: same[0])?.toOpaque() == Unmanaged.passUnretained(pool[0]).toOpaque())
+        #expect(table[same[1]]?.toOpaque() == Unmanaged.passUnretained(pool[1]).toOpaque())
+        table.updateValue(Unmanaged.passUnretained(pool[0]), forKey: same[0])
+        #expect(table.capacity == 10)
+        // Filing the third key grows the table, though three entries fit sixteen slots.
+        table.updateValue(Unmanaged.passUnretained(pool[2]), forKey: same[2])
+        #expect(table.capacity > 10)
+        #expect(table.count == 3)
+        for (index, key) in same.prefix(3).enumerated() {
+            #expect(table[key]?.toOpaque() == Unmanaged.passUnretained(pool[index]).toOpaque())
+        }
+    }
 }
