@@ -130,10 +130,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// ``committed``'s storage. While ``committedSharesValues``, its values are empty: the
     /// committed values are ``values`` themselves.
     @exclusivity(unchecked) private var storedCommitted: CommittedState?
-    /// Whether the committed values are ``values`` (the object has not changed since its fault
-    /// fired): a fetched object that is only read holds its values' storage once, not twice,
-    /// so firing its fault retains nothing and freeing it releases the storage once.
-    @exclusivity(unchecked) private var committedSharesValues = false
 
     /// The last state read from or saved to the parent store or context (its version and
     /// values; the object knows its entity, key and store itself); `nil` for new objects.
@@ -270,6 +266,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var _isFault: Bool
     @exclusivity(unchecked) var _isInserted = false
     @exclusivity(unchecked) var _isDeleted = false
+    /// Whether the committed values are ``values`` (the object has not changed since its fault
+    /// fired): a fetched object that is only read holds its values' storage once, not twice,
+    /// so firing its fault retains nothing and freeing it releases the storage once.
+    ///
+    /// Declared with the other flags, after every word: the fields are laid out in order, and
+    /// a flag between two words would pad the object past 120 bytes, the most that fits
+    /// glibc's 128-byte chunks (``ObjectLayoutTests``).
+    @exclusivity(unchecked) private var committedSharesValues = false
 
     /// Creates an object of `entity` and inserts it into `context`, as Core Data's
     /// `init(entity:insertInto:)` does. With a `nil` context the object is not registered

@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+@testable import PersistKit
+
+/// glibc's `malloc_usable_size`, which the Glibc module does not import: the bytes a heap block
+/// holds (its chunk less the chunk's header).
+@_silgen_name("malloc_usable_size")
+private func mallocUsableSize(_ block: UnsafeMutableRawPointer) -> Int
+
+/// A managed object fits a 128-byte heap chunk: every fetched object is one, and a field that
+/// pads it past 120 bytes makes each one 144 bytes under glibc's malloc (the flags declared
+/// between two words once did).
+@Suite("Object layout")
+struct ObjectLayoutTests {
+    final class Subclass: ManagedObject {}
+
+    @Test func aManagedObjectFitsA128ByteChunk() throws {
+        let entity = try #require(ContextTestModel.make().entitiesByName["Person"])
+        let store = StoreToken.forIdentifier("object-layout-test")
+        let kinds: [(String, () -> ManagedObject)] = [
+            ("a new object", { ManagedObject(entity: entity, insertInto: nil) }),
+            ("a subclass's object", { Subclass(entity: entity, insertInto: nil) }),
+            ("a fault", { ManagedObject(fault: ObjectKey(entity: entity, store: store, primaryKey: 1), entity: entity) }),
+        ]
+        for (kind, make) in kinds {
+            // malloc may hand out a larger free chunk than a request needs (when the rest would
+            // be too small to keep); the smallest of many blocks is the request's own size.
+            let objects = (0..<64).map { _ in make() }
+            let usable = objects.map { mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }.min() ?? 0
+            #expect(usable <= 120, "\(kind): a block of \(usable) usable bytes")
+        }
+    }
+}
