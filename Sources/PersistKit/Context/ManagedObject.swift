@@ -217,6 +217,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @inline(__always) private static func lend<R>(_ values: inout SlotValues, _ body: (UnsafeBufferPointer<StoreValue>) throws -> R) rethrows -> R {
         try values.withUnsafeBufferPointer(body)
     }
+
     /// For a fault of a batched fetch beyond its first batch: the batch whose rows are loaded
     /// together when this object is first touched.
     @exclusivity(unchecked) var faultingBatch: FaultingBatch?
