@@ -146,8 +146,9 @@ extension ManagedObjectContext {
             try store.fetch(storeRequest, eachRowParts: { key, entity, id, version, values in
                 objects.append(materialize(key, entity, id, version, &values, isRoot: isRoot))
                 // Looked at in the array: a local checked before the append was retained and
-                // released once more.
-                if ObjectIdentifier(Swift.type(of: objects[objects.count &- 1])) != exactClass { allOfClass = false }
+                // released once more. Only while the answer can still be `true`: not at all
+                // without a class asked for, nor after the first object of another class.
+                if allOfClass && ObjectIdentifier(Swift.type(of: objects[objects.count &- 1])) != exactClass { allOfClass = false }
             })
             return (try finish(objects, request: request, entity: entity), allOfClass)
         }
