@@ -84,6 +84,57 @@ struct RowPartsHandoverTests {
         }
     }
 
+    /// A fetch of more rows than `SQLiteStore.rowsBeforeCounting` without a predicate tells
+    /// `expect` once how many rows it hands over (cut by its offset and limit), after that many
+    /// rows; a smaller fetch, or one with a predicate, tells nothing. An atomic store's default
+    /// never tells. The rows are the same either way.
+    @Test(arguments: S.storeTypes)
+    func aLargeFetchWithoutAPredicateTellsItsRowCountOnce(_ type: StoreType) throws {
+        let coordinator = try S.coordinator(type)
+        let breweries = SQLiteStore.rowsBeforeCounting + 476
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            for index in 0..<breweries { _ = M.insert("Brewery", into: context, ["name": String(format: "Brewery %05d", index)]) }
+            try context.save()
+        }
+        let store = try #require(coordinator.persistentStores.first)
+        let brewery = try #require(coordinator.managedObjectModel.entitiesByName["Brewery"])
+        let byName = [FetchSortDescriptor(key: "name")]
+        let everyName: FetchPredicate = .comparison(.keyPath("name"), .greaterThanOrEqualTo, .constant(.string("Brewery 00000")))
+        // (request, the count told by the SQLite store, or nil for none)
+        let cases: [(StoreFetchRequest, Int?)] = [
+            (StoreFetchRequest(entity: brewery), breweries),
+            (StoreFetchRequest(entity: brewery, sortDescriptors: byName, fetchOffset: 200), breweries - 200),
+            (StoreFetchRequest(entity: brewery, sortDescriptors: byName, fetchLimit: 1_200, fetchOffset: 100), 1_200),
+            (StoreFetchRequest(entity: brewery, fetchLimit: SQLiteStore.rowsBeforeCounting - 1), nil),
+            (StoreFetchRequest(entity: brewery, fetchOffset: breweries - 500), nil),
+            (StoreFetchRequest(entity: brewery, predicate: everyName), nil),
+        ]
+        for (request, told) in cases {
+            let fetched = try store.fetch(request).map { Parts($0) }
+            var handed: [Parts] = []
+            var tellings: [(count: Int, after: Int)] = []
+            try store.fetch(request, expect: { count in tellings.append((count, handed.count)) },
+                            eachRowParts: { key, entity, id, version, values in handed.append(Parts(key, entity, id, version, values)) })
+            #expect(handed == fetched, "\(type), offset \(request.fetchOffset), limit \(request.fetchLimit)")
+            if type == .sqlite, let told {
+                #expect(tellings.count == 1)
+                #expect(tellings.first?.count == told && told == fetched.count, "offset \(request.fetchOffset), limit \(request.fetchLimit)")
+                #expect(tellings.first?.after == SQLiteStore.rowsBeforeCounting)
+            } else {
+                #expect(tellings.isEmpty, "\(type), offset \(request.fetchOffset), limit \(request.fetchLimit), predicate \(request.predicate != nil)")
+            }
+        }
+        // A context's fetch, told the count part way, gives and registers every object.
+        let reader = M.context(coordinator)
+        try reader.performAndWait {
+            let objects = try reader.fetch(M.request("Brewery", sort: byName))
+            #expect(objects.count == breweries)
+            #expect(objects.last?.value(forKey: "name") as? String == String(format: "Brewery %05d", breweries - 1))
+            #expect(reader.registered.count == breweries)
+        }
+    }
+
     @Test(arguments: S.storeTypes)
     func valuesTakenStayValidAndValuesLeftAreDropped(_ type: StoreType) throws {
         let coordinator = try S.coordinator(type)

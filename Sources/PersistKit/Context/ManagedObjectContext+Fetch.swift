@@ -143,7 +143,12 @@ extension ManagedObjectContext {
             // Without a class asked for, the answer starts (and stays) `false`.
             let exactClass = objectClass.map { ObjectIdentifier($0) }
             var allOfClass = exactClass != nil
-            try store.fetch(storeRequest, eachRowParts: { key, entity, id, version, values in
+            try store.fetch(storeRequest, expect: { rowCount in
+                // Room for every row at once, told after the first rows of a large fetch: the
+                // registry grows once instead of rehashing at every doubling.
+                objects.reserveCapacity(rowCount)
+                registered.reserveCapacity(registered.count + max(0, rowCount - objects.count))
+            }, eachRowParts: { key, entity, id, version, values in
                 objects.append(materialize(key, entity, id, version, &values, isRoot: isRoot))
                 // Looked at in the array: a local checked before the append was retained and
                 // released once more. Only while the answer can still be `true`: not at all

@@ -17,4 +17,10 @@ extension PersistentStore {
             try body(row.key, row.entity, row.objectIDIfMade, row.version, &values)
         }
     }
+
+    /// ``fetch(_:eachRowParts:)``, with no estimate of the row count: the default for stores
+    /// that do not know it before their rows are read.
+    public func fetch(_ request: StoreFetchRequest, expect: (_ rowCount: Int) -> Void, eachRowParts body: RowPartsHandler) throws {
+        try fetch(request, eachRowParts: body)
+    }
 }

@@ -60,6 +60,13 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// ``fetch(_:each:)``'s rows apart.
     func fetch(_ request: StoreFetchRequest, eachRowParts body: RowPartsHandler) throws
 
+    /// The rows ``fetch(_:eachRowParts:)`` gives, with `expect` told, at most once and possibly
+    /// after some rows were handed over, how many rows the whole fetch hands over (at most
+    /// the number of rows of the request's entity), so a caller making objects of many rows
+    /// can make room for them at once. A store need not call it. The default calls
+    /// ``fetch(_:eachRowParts:)`` and never `expect`.
+    func fetch(_ request: StoreFetchRequest, expect: (_ rowCount: Int) -> Void, eachRowParts body: RowPartsHandler) throws
+
     /// The number of rows that match `request`'s entity and predicate; its limit, offset and
     /// sort descriptors are ignored.
     func count(_ request: StoreFetchRequest) throws -> Int

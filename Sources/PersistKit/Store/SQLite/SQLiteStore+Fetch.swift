@@ -232,8 +232,30 @@ extension SQLiteStore {
     /// The rows that match `request`, handed to `body` in parts as each is read (see
     /// ``PersistentStore/fetch(_:eachRowParts:)``), read as ``fetch(_:each:)`` reads them.
     public func fetch(_ request: StoreFetchRequest, eachRowParts body: RowPartsHandler) throws {
+        try fetch(request, counting: false, expect: { _ in }, eachRowParts: body)
+    }
+
+    /// The rows ``fetch(_:eachRowParts:)`` gives, with `expect` told how many there are once
+    /// ``rowsBeforeCounting`` rows were handed over (see
+    /// ``PersistentStore/fetch(_:expect:eachRowParts:)``).
+    ///
+    /// Only a fetch without a predicate is counted, with `SELECT COUNT(*)` over the same tables
+    /// and entity condition in the same read transaction: SQLite counts a table's rows by
+    /// walking its pages, a small part of reading them, where counting a fetch with a predicate
+    /// would evaluate the predicate twice. A fetch of fewer rows asks nothing.
+    public func fetch(_ request: StoreFetchRequest, expect: (_ rowCount: Int) -> Void, eachRowParts body: RowPartsHandler) throws {
+        try fetch(request, counting: request.predicate == nil, expect: expect, eachRowParts: body)
+    }
+
+    /// The rows a fetch has handed over before a fetch without a predicate is counted for
+    /// `expect`: a fetch of fewer rows makes no room worth a second statement.
+    static let rowsBeforeCounting = 1_024
+
+    /// ``fetch(_:expect:eachRowParts:)``, telling `expect` only with `counting`.
+    private func fetch(_ request: StoreFetchRequest, counting: Bool, expect: (_ rowCount: Int) -> Void,
+                       eachRowParts body: RowPartsHandler) throws {
         let storeBits = storeToken.bits
-        try readRows(request) { statement, slab, handedOver in
+        try readRows(request, counting: counting, expect: expect) { statement, slab, handedOver in
             try handOverRow(statement, into: slab, storeBits: storeBits, handedOver: &handedOver) { key, entity, version, values in
                 try body(key, entity, nil, version, &values)
             }
@@ -267,10 +289,13 @@ extension SQLiteStore {
 
     /// Runs `request`'s statement and calls `handOver` on each row, with the slab its values go
     /// into and the flag it sets once it has handed a row over (see ``fetch(_:each:)``).
+    /// With `counting`, `expect` is told the number of rows the fetch hands over once
+    /// ``rowsBeforeCounting`` rows were (see ``expectedRowCount(_:from:where:arguments:on:)``).
     @inline(__always)
-    private func readRows(_ request: StoreFetchRequest,
+    private func readRows(_ request: StoreFetchRequest, counting: Bool = false, expect: (_ rowCount: Int) -> Void = { _ in },
                           _ handOver: (_ statement: SQLiteStatement, _ slab: SlotSlab, _ handedOver: inout Bool) throws -> Void) throws {
         var (table, from, whereClause, orderBy, arguments) = try compileFetch(request)
+        let whereArguments = arguments
         let limit = limitClause(request, &arguments)
         let sql = "SELECT \(selectList(table)) FROM \(from)\(whereClause)\(orderBy)\(limit)"
         let what = "fetching \(request.entity.name) failed"
@@ -278,8 +303,17 @@ extension SQLiteStore {
             let statement = try connection.cachedStatement(sql)
             func read() throws {
                 let slab = SlotSlab()
+                // Counts down to the row after which `expect` is told: 0 from then on, -1 without counting.
+                var rowsBeforeCounting = counting ? Self.rowsBeforeCounting : -1
                 try statement.forEachRow(arguments) { statement in
                     try handOver(statement, slab, &handedOver)
+                    if rowsBeforeCounting > 0 {
+                        rowsBeforeCounting -= 1
+                        if rowsBeforeCounting == 0,
+                           let count = expectedRowCount(request, from: from, where: whereClause, arguments: whereArguments, on: connection) {
+                            expect(count)
+                        }
+                    }
                 }
             }
             guard let queryLimit = connection.queryLimit else { return try read() }
@@ -290,6 +324,21 @@ extension SQLiteStore {
                                        path: url?.path, underlying: error.description)
             }
         }
+    }
+
+    /// The number of rows a fetch of `request` hands over, counted with its `FROM` and `WHERE`
+    /// clauses on `connection` beside the fetch's statement, which is still stepping (so in the
+    /// read transaction it holds open: the same snapshot), then cut by its offset and limit; `nil` if counting failed (the estimate is
+    /// only a hint, and the fetch itself reports any error of the connection).
+    private func expectedRowCount(_ request: StoreFetchRequest, from: String, where whereClause: String,
+                                  arguments: [StoreValue], on connection: SQLiteConnection) -> Int? {
+        // Prepared for the call, not cached: it runs once per large fetch, and a cached
+        // statement could take the cache place of the fetch's own, which is stepping.
+        guard let statement = try? connection.prepare("SELECT COUNT(*) FROM \(from)\(whereClause)"),
+              (try? statement.bind(arguments)) != nil, (try? statement.step()) == true else { return nil }
+        var count = max(0, Int(statement.int64(0)) - request.fetchOffset)
+        if request.fetchLimit > 0 { count = min(count, request.fetchLimit) }
+        return count
     }
 
     /// The number of rows that match `request`, within its limit and offset.
