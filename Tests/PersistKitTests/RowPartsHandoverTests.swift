@@ -135,6 +135,37 @@ struct RowPartsHandoverTests {
         }
     }
 
+    /// The count is made on the fetch's snapshot: rows another connection commits while the
+    /// fetch is reading are neither handed over nor counted.
+    @Test func theCountIsOfTheFetchsSnapshot() throws {
+        let url = try M.temporaryDirectory().appendingPathComponent("fetch.sqlite")
+        let coordinator = try M.coordinator(type: .sqlite, at: url)
+        let breweries = SQLiteStore.rowsBeforeCounting + 100
+        let context = M.context(coordinator)
+        try context.performAndWait {
+            for index in 0..<breweries { _ = M.insert("Brewery", into: context, ["name": "Brewery \(index)"]) }
+            try context.save()
+        }
+        // Another coordinator, so another connection, writes while the fetch reads.
+        let writer = M.context(try M.coordinator(type: .sqlite, at: url))
+        let store = try #require(coordinator.persistentStores.first)
+        let brewery = try #require(coordinator.managedObjectModel.entitiesByName["Brewery"])
+        var handed = 0
+        var told: [Int] = []
+        try store.fetch(StoreFetchRequest(entity: brewery), expect: { told.append($0) }, eachRowParts: { _, _, _, _, _ in
+            handed += 1
+            guard handed == 10 else { return }
+            try writer.performAndWait {
+                for index in 0..<50 { _ = M.insert("Brewery", into: writer, ["name": "Later \(index)"]) }
+                try writer.save()
+            }
+        })
+        #expect(handed == breweries)
+        #expect(told == [breweries])
+        // The rows were committed: a fetch made now sees them.
+        #expect(try store.fetch(StoreFetchRequest(entity: brewery)).count == breweries + 50)
+    }
+
     @Test(arguments: S.storeTypes)
     func valuesTakenStayValidAndValuesLeftAreDropped(_ type: StoreType) throws {
         let coordinator = try S.coordinator(type)
