@@ -3,13 +3,20 @@ import Foundation
 /// A small SHA-512 (FIPS 180-4), for the model digest `NSStoreModelVersionHashesDigest`.
 ///
 /// Foundation on Linux has no CryptoKit and persistd takes no outside packages; this is the
-/// plain specification, checked against the NIST test vectors in the tests.
+/// plain specification (the computation shared with ``SHA256`` in `SHA2`), checked against the
+/// NIST test vectors in the tests.
 ///
 /// ```swift
 /// let digest = SHA512.hash(Data("abc".utf8)) // 64 bytes: ddaf35a1…
 /// ```
-public enum SHA512 {
-    private static let k: [UInt64] = [
+public enum SHA512: SHA2Variant {
+    /// The 64-byte SHA-512 digest of `data`.
+    public static func hash(_ data: Data) -> Data {
+        SHA2<SHA512>.hash(data)
+    }
+
+    /// The round constants (FIPS 180-4, 4.2.3).
+    static let roundConstants: [UInt64] = [
         0x428a2f98d728ae22, 0x7137449123ef65cd, 0xb5c0fbcfec4d3b2f, 0xe9b5dba58189dbbc, 0x3956c25bf348b538,
         0x59f111f1b605d019, 0x923f82a4af194f9b, 0xab1c5ed5da6d8118, 0xd807aa98a3030242, 0x12835b0145706fbe,
         0x243185be4ee4b28c, 0x550c7dc3d5ffb4e2, 0x72be5d74f27b896f, 0x80deb1fe3b1696b1, 0x9bdc06a725c71235,
@@ -28,47 +35,14 @@ public enum SHA512 {
         0x431d67c49c100d4c, 0x4cc5d4becb3e42b6, 0x597f299cfc657e2a, 0x5fcb6fab3ad6faec, 0x6c44198c4a475817,
     ]
 
-    /// The 64-byte SHA-512 digest of `data`.
-    public static func hash(_ data: Data) -> Data {
-        var h: [UInt64] = [0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1,
-                           0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179]
-        var message = [UInt8](data)
-        let bitLength = UInt64(message.count) &* 8
-        message.append(0x80)
-        while message.count % 128 != 112 { message.append(0) }
-        message.append(contentsOf: [UInt8](repeating: 0, count: 8)) // high 64 bits of the 128-bit length
-        for shift in stride(from: 56, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+    /// The initial hash value (FIPS 180-4, 5.3.5).
+    static let initialHash: [UInt64] = [
+        0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1,
+        0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179,
+    ]
 
-        var w = [UInt64](repeating: 0, count: 80)
-        for chunk in stride(from: 0, to: message.count, by: 128) {
-            for i in 0..<16 {
-                var word: UInt64 = 0
-                for j in 0..<8 { word = word << 8 | UInt64(message[chunk + i * 8 + j]) }
-                w[i] = word
-            }
-            for i in 16..<80 {
-                let s0 = rotr(w[i - 15], 1) ^ rotr(w[i - 15], 8) ^ (w[i - 15] >> 7)
-                let s1 = rotr(w[i - 2], 19) ^ rotr(w[i - 2], 61) ^ (w[i - 2] >> 6)
-                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-            }
-            var (a, b, c, d, e, f, g, hh) = (h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7])
-            for i in 0..<80 {
-                let s1 = rotr(e, 14) ^ rotr(e, 18) ^ rotr(e, 41)
-                let ch = (e & f) ^ (~e & g)
-                let t1 = hh &+ s1 &+ ch &+ k[i] &+ w[i]
-                let s0 = rotr(a, 28) ^ rotr(a, 34) ^ rotr(a, 39)
-                let maj = (a & b) ^ (a & c) ^ (b & c)
-                let t2 = s0 &+ maj
-                (hh, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-            }
-            h[0] &+= a; h[1] &+= b; h[2] &+= c; h[3] &+= d; h[4] &+= e; h[5] &+= f; h[6] &+= g; h[7] &+= hh
-        }
-        var digest = Data(capacity: 64)
-        for word in h {
-            for shift in stride(from: 56, through: 0, by: -8) { digest.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
-        }
-        return digest
-    }
-
-    @inline(__always) private static func rotr(_ x: UInt64, _ n: UInt64) -> UInt64 { (x >> n) | (x << (64 - n)) }
+    @inline(__always) static func bigSigma0(_ x: UInt64) -> UInt64 { rotr(x, 28) ^ rotr(x, 34) ^ rotr(x, 39) }
+    @inline(__always) static func bigSigma1(_ x: UInt64) -> UInt64 { rotr(x, 14) ^ rotr(x, 18) ^ rotr(x, 41) }
+    @inline(__always) static func smallSigma0(_ x: UInt64) -> UInt64 { rotr(x, 1) ^ rotr(x, 8) ^ (x >> 7) }
+    @inline(__always) static func smallSigma1(_ x: UInt64) -> UInt64 { rotr(x, 19) ^ rotr(x, 61) ^ (x >> 6) }
 }

@@ -328,8 +328,9 @@ extension SQLiteStore {
 
     /// The number of rows a fetch of `request` hands over, counted with its `FROM` and `WHERE`
     /// clauses on `connection` beside the fetch's statement, which is still stepping (so in the
-    /// read transaction it holds open: the same snapshot), then cut by its offset and limit; `nil` if counting failed (the estimate is
-    /// only a hint, and the fetch itself reports any error of the connection).
+    /// read transaction it holds open: the same snapshot), then cut by its offset and limit;
+    /// `nil` if counting failed (the count is only a hint, and the fetch's own statement
+    /// reports any error of the connection, an interrupt included).
     private func expectedRowCount(_ request: StoreFetchRequest, from: String, where whereClause: String,
                                   arguments: [StoreValue], on connection: SQLiteConnection) -> Int? {
         // Prepared for the call, not cached: it runs once per large fetch, and a cached
