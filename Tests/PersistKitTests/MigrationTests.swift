@@ -176,6 +176,39 @@ struct MigrationTests {
         }
     }
 
+    /// Opening a store already of the model's version reads it through one connection: as many
+    /// reads with automatic migration on as with it off (a migration check that opened its own
+    /// connection first read the header, the schema and the metadata twice).
+    @Test func openingAnUpToDateStoreReadsItOnce() throws {
+        let directory = try ContextTestModel.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("people.sqlite")
+        try Self.makeV1Store(url)
+        let scope = try FaultScope(directory: directory)
+        func readsToOpen(migratingAutomatically: Bool) throws -> Int {
+            var options = StoreOptions()
+            options.sqliteVFSName = FaultScope.vfsName
+            options.migratePersistentStoresAutomatically = migratingAutomatically
+            // No checkpointer: its connection would read on a thread of its own.
+            options.sqlitePragmas = ["wal_autocheckpoint": "0"]
+            // Arming resets the counts; this fault never comes.
+            scope.arm(.read, at: Int.max, error: FaultScope.Code.busy)
+            scope.disarm()
+            let store = try SQLiteStore(model: Self.v1(), configurationName: nil, url: url, options: options)
+            let reads = scope.count(.read)
+            try store.close()
+            return reads
+        }
+        let withoutMigration = try readsToOpen(migratingAutomatically: false)
+        let withMigration = try readsToOpen(migratingAutomatically: true)
+        #expect(withoutMigration > 0)
+        #expect(withMigration == withoutMigration)
+        // A store of another version still migrates on open.
+        let v2 = Self.v2()
+        _ = try SQLiteStore(model: v2, configurationName: nil, url: url, options: StoreOptions())
+        #expect(try SQLiteStore.migrationPlan(forStoreAt: url, model: v2).steps.isEmpty)
+    }
+
     @Test func everyKindOfInferredChangeKeepsEveryObject() throws {
         let directory = try S.temporaryDirectory()
         let url = directory.appendingPathComponent("people.sqlite")

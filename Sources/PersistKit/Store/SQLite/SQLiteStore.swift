@@ -110,7 +110,43 @@ public final class SQLiteStore: PersistentStore {
             throw PersistenceError(.persistentStoreOpen, "the store file does not exist and the store is read-only", path: path)
         }
         // An existing store written with another model version is migrated first (docs/migration.md).
-        if exists { try Self.migrateIfNeeded(url: url, model: model, configurationName: configurationName, options: options) }
+        // Its own connection reads its metadata: only a store whose version hashes differ from
+        // the model's is closed, migrated (the migration opens a connection of its own) and
+        // opened again, so opening an up-to-date store opens one connection, not two.
+        var opened = try Self.openFile(path: path, model: model, configurationName: configurationName, options: options,
+                                       stoppingForMigration: exists)
+        if opened == nil {
+            try Self.migrateIfNeeded(url: url, model: model, configurationName: configurationName, options: options)
+            opened = try Self.openFile(path: path, model: model, configurationName: configurationName, options: options,
+                                       stoppingForMigration: false)
+        }
+        // Force-unwrap: `openFile` returns `nil` only when `stoppingForMigration` is true.
+        let (connection, busyHandler, schema, storeMetadata) = opened!
+        self.schema = schema
+        self.storeMetadata = storeMetadata
+        self.url = url
+        self.identifier = storeMetadata.uuid
+        self.storeToken = StoreToken.forIdentifier(storeMetadata.uuid)
+        self.configurationName = configurationName
+        self.model = model
+        self.isReadOnly = options.readOnly
+        self.isHistoryTracked = options.persistentHistoryTracking
+        self.busyTimeout = options.busyTimeout
+        let journalMode = (try? connection.pragma("journal_mode"))?.lowercased()
+        self.fileWatch = SQLiteFileWatch(path: path, watchesWAL: journalMode == "wal")
+        self.checkpointer = journalMode == "wal" && !options.readOnly
+            ? Self.makeCheckpointer(connection, path: path, options: options) : nil
+        self.state = Locked(State(connection: connection, busyHandler: busyHandler))
+    }
+
+    /// Opens the file at `path` for a store of `model` (creating its schema when the file is new
+    /// or empty) and reads its schema and metadata: the connection, with its busy handler, query
+    /// limit and functions installed. With `stoppingForMigration`, returns `nil` (the connection
+    /// closed) for an existing store that automatic migration would migrate, one whose version
+    /// hashes are not the model's; the caller migrates it and opens it again.
+    private static func openFile(path: String, model: ManagedObjectModel, configurationName: String?, options: StoreOptions,
+                                 stoppingForMigration: Bool) throws
+        -> (connection: SQLiteConnection, busyHandler: SQLiteBusyHandler, schema: SQLiteSchema, metadata: SQLiteMetadata)? {
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection(path: path, flags: options.readOnly ? [.readOnly, .noMutex] : [.readWrite, .create, .noMutex],
@@ -125,6 +161,7 @@ public final class SQLiteStore: PersistentStore {
         SQLiteQueryLimit(timeout: options.queryTimeout).install(on: connection)
 
         let entities = model.entities(forConfiguration: configurationName)
+        var opened: (SQLiteSchema, SQLiteMetadata)
         do {
             var tables: Set<String>
             do {
@@ -142,13 +179,17 @@ public final class SQLiteStore: PersistentStore {
                 if created == nil { tables = try Self.tableNames(connection) }
             }
             if let (schema, metadata) = created {
-                self.schema = schema
-                self.storeMetadata = metadata
+                opened = (schema, metadata)
             } else {
                 guard tables.contains("Z_METADATA"), tables.contains("Z_PRIMARYKEY") else {
                     throw PersistenceError(.persistentStoreTypeMismatch, "the SQLite database is not a Core Data store (it has no Z_METADATA and Z_PRIMARYKEY tables)", path: path)
                 }
                 let metadata = try Self.readMetadata(connection, path: path)
+                if stoppingForMigration && options.migratePersistentStoresAutomatically && options.inferMappingModelAutomatically
+                    && !options.readOnly && metadata.versionHashes != model.entityVersionHashesByName {
+                    try? connection.close()
+                    return nil
+                }
                 var numbers: [String: Int] = [:]
                 // (Rows of the history's entities, 16001 and up, are no entity of the model.)
                 try connection.cachedStatement("SELECT \"Z_ENT\", \"Z_NAME\" FROM \"Z_PRIMARYKEY\" WHERE \"Z_ENT\" < 16000").forEachRow { row in
@@ -160,8 +201,7 @@ public final class SQLiteStore: PersistentStore {
                 let schema = SQLiteSchema(entities: entities, existingNumbers: numbers)
                 try Self.checkSchema(schema, connection: connection, tables: tables, path: path)
                 if !options.readOnly { try Self.applyPragmas(connection, options: options, path: path) }
-                self.schema = schema
-                self.storeMetadata = metadata
+                opened = (schema, metadata)
             }
             if options.persistentHistoryTracking && !options.readOnly { try Self.createHistoryTables(connection) }
         } catch {
@@ -171,19 +211,7 @@ public final class SQLiteStore: PersistentStore {
             }
             throw error
         }
-        self.url = url
-        self.identifier = storeMetadata.uuid
-        self.storeToken = StoreToken.forIdentifier(storeMetadata.uuid)
-        self.configurationName = configurationName
-        self.model = model
-        self.isReadOnly = options.readOnly
-        self.isHistoryTracked = options.persistentHistoryTracking
-        self.busyTimeout = options.busyTimeout
-        let journalMode = (try? connection.pragma("journal_mode"))?.lowercased()
-        self.fileWatch = SQLiteFileWatch(path: path, watchesWAL: journalMode == "wal")
-        self.checkpointer = journalMode == "wal" && !options.readOnly
-            ? Self.makeCheckpointer(connection, path: path, options: options) : nil
-        self.state = Locked(State(connection: connection, busyHandler: busyHandler))
+        return (connection, busyHandler, opened.0, opened.1)
     }
 
     /// The checkpointer of a store in WAL mode, its hook installed on `connection`; `nil` when
