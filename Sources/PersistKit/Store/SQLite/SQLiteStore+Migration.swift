@@ -26,6 +26,13 @@ extension SQLiteStore {
         return try plan(connection, url: url, model: model, configurationName: configurationName, options: options)
     }
 
+    /// Whether opening a store with `options` migrates it when its model version differs:
+    /// automatic migration and inferred mappings on, and the store writable. `openFile` asks it
+    /// too, before it hands a store of another version to ``migrateIfNeeded(url:model:configurationName:options:)``.
+    static func migratesAutomatically(_ options: StoreOptions) -> Bool {
+        options.migratePersistentStoresAutomatically && options.inferMappingModelAutomatically && !options.readOnly
+    }
+
     /// Called when a writable store that exists is opened: migrates it if its model differs and
     /// the options allow it. Stores whose source model is unknown are left to the schema check
     /// of the open path.
@@ -33,8 +40,7 @@ extension SQLiteStore {
         let path = url.path
         // Without automatic migration, the open path's schema check decides: a store whose
         // tables fit the model opens, any other fails naming the missing table or column.
-        guard options.migratePersistentStoresAutomatically && options.inferMappingModelAutomatically, !options.readOnly,
-              FileManager.default.fileExists(atPath: path),
+        guard migratesAutomatically(options), FileManager.default.fileExists(atPath: path),
               ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0 else { return }
         let connection: SQLiteConnection
         do { connection = try openForMigration(url, readOnly: false, vfs: options.sqliteVFSName) } catch { return } // the open path reports it

@@ -185,8 +185,7 @@ public final class SQLiteStore: PersistentStore {
                     throw PersistenceError(.persistentStoreTypeMismatch, "the SQLite database is not a Core Data store (it has no Z_METADATA and Z_PRIMARYKEY tables)", path: path)
                 }
                 let metadata = try Self.readMetadata(connection, path: path)
-                if stoppingForMigration && options.migratePersistentStoresAutomatically && options.inferMappingModelAutomatically
-                    && !options.readOnly && metadata.versionHashes != model.entityVersionHashesByName {
+                if stoppingForMigration && migratesAutomatically(options) && metadata.versionHashes != model.entityVersionHashesByName {
                     try? connection.close()
                     return nil
                 }
