@@ -122,6 +122,31 @@ struct ObjectKeyTests {
         }
     }
 
+    /// An ID holds its store as the interned token, not as a string of its own: one made from
+    /// an identifier string (here built afresh, so it shares no storage with the token's) and
+    /// one made from the token, or from a key, are equal, hash alike and give the same
+    /// identifier and URI; IDs of two identifiers differ only by their store.
+    @Test func anIDHoldsItsStoreAsTheInternedToken() throws {
+        let entity = try #require(M.make().entitiesByName["Brewery"])
+        let identifier = "6B0E3C1A-5D2F-4E8B-9A7C-0F1E2D3C4B5A"
+        let token = StoreToken.forIdentifier(identifier)
+        let rebuilt = String(decoding: Array(identifier.utf8), as: UTF8.self)
+        let fromString = ManagedObjectID(entity: entity, storeIdentifier: rebuilt, primaryKey: 42)
+        let fromToken = ManagedObjectID(entity: entity, store: token, primaryKey: 42)
+        let fromKey = ManagedObjectID(entity: entity, key: ObjectKey(entity: entity, store: token, primaryKey: 42))
+        for id in [fromString, fromToken, fromKey] {
+            #expect(id == fromToken && id.hashValue == fromToken.hashValue)
+            #expect(id.storeIdentifier == identifier && !id.isTemporaryID)
+            #expect(id.key == fromToken.key)
+            #expect(id.uriRepresentation().absoluteString == "x-coredata://\(identifier)/Brewery/p42")
+        }
+        let otherStore = ManagedObjectID(entity: entity, storeIdentifier: "7C1F4D2B-6E3A-4F9C-8B8D-1A2B3C4D5E6F", primaryKey: 42)
+        #expect(otherStore != fromString && otherStore.key != fromString.key)
+        #expect(otherStore.hashValue == fromString.hashValue, "the store is not hashed (equal IDs need only equal hashes)")
+        let temporary = ManagedObjectID(temporaryFor: entity)
+        #expect(temporary.storeIdentifier == nil && temporary.isTemporaryID && temporary != fromString)
+    }
+
     /// A lookup by ID goes to the store its token names, among those still open: removing a
     /// store, first or last in the coordinator's list, leaves the others answering theirs.
     @Test func lookupsByIDFollowTheStoresStillOpen() throws {

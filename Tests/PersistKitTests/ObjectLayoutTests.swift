@@ -30,4 +30,22 @@ struct ObjectLayoutTests {
             #expect(usable <= 120, "\(kind): a block of \(usable) usable bytes")
         }
     }
+
+    /// An object ID fits a 64-byte heap chunk (56 usable bytes): it holds its store as a token's
+    /// address, not as an identifier string of its own (which made it an 80-byte chunk). A save
+    /// of new objects, a batched fetch and every prefetch make one per object.
+    @Test func anObjectIDFitsA64ByteChunk() throws {
+        let entity = try #require(ContextTestModel.make().entitiesByName["Person"])
+        let store = StoreToken.forIdentifier("object-layout-test")
+        let kinds: [(String, () -> ManagedObjectID)] = [
+            ("a permanent ID", { ManagedObjectID(entity: entity, store: store, primaryKey: 1) }),
+            ("an ID made from a string", { ManagedObjectID(entity: entity, storeIdentifier: "object-layout-test", primaryKey: 1) }),
+            ("a temporary ID", { ManagedObjectID(temporaryFor: entity) }),
+        ]
+        for (kind, make) in kinds {
+            let ids = (0..<64).map { _ in make() }
+            let usable = ids.map { mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }.min() ?? 0
+            #expect(usable <= 56, "\(kind): a block of \(usable) usable bytes")
+        }
+    }
 }

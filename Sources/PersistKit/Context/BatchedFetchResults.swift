@@ -129,7 +129,7 @@ extension ManagedObjectContext {
             if let sqlite = store as? SQLiteStore {
                 keys = try sqlite.fetchObjectKeys(storeRequest)
             } else {
-                var collected = StoreObjectKeys(storeIdentifier: store.identifier)
+                var collected = StoreObjectKeys(store: store.storeToken)
                 for id in try store.fetchObjectIDs(storeRequest) { collected.append(id.entity, id.primaryKey) }
                 keys = collected
             }

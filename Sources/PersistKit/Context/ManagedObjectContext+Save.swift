@@ -209,7 +209,7 @@ extension ManagedObjectContext {
                 let keys = try store.allocatePrimaryKeys(for: entity, count: group.count)
                 for (object, key) in zip(group, keys) {
                     objects.append(object)
-                    assigned.append(ManagedObjectID(entity: entity, storeIdentifier: store.identifier, primaryKey: key))
+                    assigned.append(ManagedObjectID(entity: entity, store: store.storeToken, primaryKey: key))
                 }
             }
             remapIDs(of: objects, to: AssignedKeys(ids: assigned))

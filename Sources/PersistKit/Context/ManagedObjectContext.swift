@@ -545,12 +545,13 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
             throw PersistenceError(.persistentStoreOperation, "the context has neither a coordinator nor a parent")
         }
         var rows: [RowSnapshot] = []
-        var byStore: [String: [ManagedObjectID]] = [:]
+        // By store token: one word per ID, no identifier string made and hashed per ID.
+        var byStore: [UInt: [ManagedObjectID]] = [:]
         for id in ids where !id.isTemporaryID {
-            byStore[id.storeIdentifier ?? "", default: []].append(id)
+            byStore[id.storeBits, default: []].append(id)
         }
-        for (storeID, storeIDs) in byStore {
-            guard let store = coordinator.persistentStore(withIdentifier: storeID) else { continue }
+        for (storeBits, storeIDs) in byStore {
+            guard let store = coordinator.persistentStore(withIdentifier: StoreToken.token(bits: storeBits).identifier) else { continue }
             rows += try store.rows(for: storeIDs)
         }
         return rows

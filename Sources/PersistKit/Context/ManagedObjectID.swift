@@ -9,35 +9,39 @@ import Synchronization
 public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible {
     /// The entity of the identified object (its concrete entity, never an abstract superentity).
     public let entity: EntityDescription
-    /// The identifier (UUID string) of the store holding the object; `nil` while temporary.
-    public let storeIdentifier: String?
     /// The row's primary key (`Z_PK`) for a permanent ID; for a temporary ID, a process-unique counter.
     public let primaryKey: Int64
-    /// The address of the store's ``StoreToken`` once known (0 until then, and for a temporary
-    /// ID): IDs made by a store carry it from the start, others intern their identifier at
-    /// the first ``key`` asked. Declared before the flag so the instance stays 64 bytes.
-    private let storeTokenBits: Atomic<UInt>
+    /// The address of the store's interned ``StoreToken`` (0 for a temporary ID). The token
+    /// holds the identifier string, so an ID holds no string of its own: making one retains
+    /// and copies nothing but its entity, and two IDs of one store compare one word.
+    private let storeTokenBits: UInt
     /// Whether the ID is temporary: the object has not been saved yet.
     public let isTemporaryID: Bool
 
     private static let temporaryCounter = Atomic<Int64>(0)
 
+    /// The identifier (UUID string) of the store holding the object; `nil` while temporary.
+    public var storeIdentifier: String? {
+        storeTokenBits == 0 ? nil : StoreToken.token(bits: storeTokenBits).identifier
+    }
+
     /// A permanent ID for the row `primaryKey` of `entity` in the store `storeIdentifier`.
+    ///
+    /// Interns the identifier's ``StoreToken``: cheap for the identifier asked for last (IDs
+    /// are made by the thousand from one store's string), a lock and a hash otherwise. Where
+    /// the store's token is at hand, ``init(entity:store:primaryKey:)`` does neither.
     public init(entity: EntityDescription, storeIdentifier: String, primaryKey: Int64) {
         self.entity = entity
-        self.storeIdentifier = storeIdentifier
         self.primaryKey = primaryKey
-        self.storeTokenBits = Atomic(0)
+        self.storeTokenBits = StoreToken.forIdentifier(storeIdentifier).bits
         self.isTemporaryID = false
     }
 
-    /// A permanent ID for the row `primaryKey` of `entity` in the store of `store`: no
-    /// interning later, as the token is known.
+    /// A permanent ID for the row `primaryKey` of `entity` in the store of `store`.
     public init(entity: EntityDescription, store: StoreToken, primaryKey: Int64) {
         self.entity = entity
-        self.storeIdentifier = store.identifier
         self.primaryKey = primaryKey
-        self.storeTokenBits = Atomic(store.bits)
+        self.storeTokenBits = store.bits
         self.isTemporaryID = false
     }
 
@@ -45,14 +49,8 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
     init(entity: EntityDescription, key: ObjectKey) {
         self.entity = entity
         self.primaryKey = key.primaryKey
-        self.storeTokenBits = Atomic(key.storeBits)
-        if key.storeBits == 0 {
-            self.storeIdentifier = nil
-            self.isTemporaryID = true
-        } else {
-            self.storeIdentifier = StoreToken.token(bits: key.storeBits).identifier
-            self.isTemporaryID = false
-        }
+        self.storeTokenBits = key.storeBits
+        self.isTemporaryID = key.storeBits == 0
     }
 
     /// The key a context's registry files the object under (``ObjectKey``).
@@ -62,29 +60,16 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// The store token's address (0 for a temporary ID), interned at the first call for an ID
-    /// made from an identifier string. Racing first calls intern the same token.
+    /// The store token's address (0 for a temporary ID).
     var storeBits: UInt {
-        @inline(__always) get {
-            let known = storeTokenBits.load(ordering: .acquiring)
-            if known != 0 || isTemporaryID { return known }
-            return internStoreToken()
-        }
-    }
-
-    @inline(never) private func internStoreToken() -> UInt {
-        guard let storeIdentifier else { return 0 }
-        let bits = StoreToken.forIdentifier(storeIdentifier).bits
-        storeTokenBits.store(bits, ordering: .releasing)
-        return bits
+        @inline(__always) get { storeTokenBits }
     }
 
     /// A new temporary ID for a newly inserted object of `entity`.
     init(temporaryFor entity: EntityDescription) {
         self.entity = entity
-        self.storeIdentifier = nil
         self.primaryKey = ManagedObjectID.nextTemporaryNumber()
-        self.storeTokenBits = Atomic(0)
+        self.storeTokenBits = 0
         self.isTemporaryID = true
     }
 
@@ -98,7 +83,7 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
     public func uriRepresentation() -> URL {
         let name = entity.name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "_"
         let text: String
-        if let storeIdentifier, !isTemporaryID {
+        if !isTemporaryID, let storeIdentifier {
             text = "x-coredata://\(storeIdentifier)/\(name)/p\(primaryKey)"
         } else {
             text = "x-coredata:///\(name)/t\(primaryKey)"
@@ -111,10 +96,11 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
     /// `<x-coredata://…/Beer/p1>`.
     public var description: String { "<\(uriRepresentation().absoluteString)>" }
 
-    /// Two IDs are equal when they name the same row of the same entity in the same store.
+    /// Two IDs are equal when they name the same row of the same entity in the same store
+    /// (tokens are interned: one per identifier, so equal tokens are equal identifiers).
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
         lhs === rhs || (lhs.primaryKey == rhs.primaryKey && lhs.isTemporaryID == rhs.isTemporaryID
-            && lhs.entity === rhs.entity && lhs.storeIdentifier == rhs.storeIdentifier)
+            && lhs.entity === rhs.entity && lhs.storeTokenBits == rhs.storeTokenBits)
     }
 
     /// Hashes the entity and primary key.

@@ -3,7 +3,7 @@
 /// where a million ``ManagedObjectID``s take about 70 MB.
 struct StoreObjectKeys: Sendable {
     /// The store holding the objects.
-    let storeIdentifier: String
+    let store: StoreToken
     /// The entities of the results; `entityIndexes` picks one per object when there are several.
     private(set) var entities: [EntityDescription] = []
     /// The primary keys, in fetch order.
@@ -11,8 +11,8 @@ struct StoreObjectKeys: Sendable {
     /// For each object, its entity's index in `entities`; empty while every object is of `entities[0]`.
     private var entityIndexes: [UInt16] = []
 
-    init(storeIdentifier: String) {
-        self.storeIdentifier = storeIdentifier
+    init(store: StoreToken) {
+        self.store = store
     }
 
     /// The number of objects.
@@ -40,6 +40,6 @@ struct StoreObjectKeys: Sendable {
     /// The ID of the object at `position`.
     func objectID(at position: Int) -> ManagedObjectID {
         let entity = entityIndexes.isEmpty ? entities[0] : entities[Int(entityIndexes[position])]
-        return ManagedObjectID(entity: entity, storeIdentifier: storeIdentifier, primaryKey: primaryKeys[position])
+        return ManagedObjectID(entity: entity, store: store, primaryKey: primaryKeys[position])
     }
 }

@@ -31,7 +31,7 @@ extension Session {
 
     /// The object ID of `get` (for an object not loaded: the store call and `existingObject`).
     private static func objectID(of get: SimpleGet) -> ManagedObjectID {
-        ManagedObjectID(entity: get.prefix.entity, storeIdentifier: get.prefix.store, primaryKey: get.key)
+        ManagedObjectID(entity: get.prefix.entity, store: get.prefix.storeToken, primaryKey: get.key)
     }
 
     private func writeSimpleGets(_ gets: [SimpleGet], in readContext: ManagedObjectContext, into output: inout [UInt8]) {

@@ -65,6 +65,6 @@ final class WireObjectIDPrefix: Sendable {
             return WireObjectID.primaryKey(in: utf8, from: count + 1)
         }
         guard let key, coordinator.persistentStore(withIdentifier: store) != nil else { return nil }
-        return ManagedObjectID(entity: entity, storeIdentifier: store, primaryKey: key)
+        return ManagedObjectID(entity: entity, store: storeToken, primaryKey: key)
     }
 }

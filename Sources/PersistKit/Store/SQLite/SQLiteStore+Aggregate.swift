@@ -95,7 +95,7 @@ extension SQLiteStore {
         var allSameEntity = true
         let inverse = relationship.inverseRelationship.flatMap { $0.isToMany ? nil : $0 }
         let inverseDestination = inverse?.destinationEntity
-        for (index, id) in sources.enumerated() where !id.isTemporaryID && id.storeIdentifier == identifier {
+        for (index, id) in sources.enumerated() where !id.isTemporaryID && id.storeBits == storeToken.bits {
             if positionByKey.updateValue(index, forKey: id.primaryKey) == nil { allKeys.append(id.primaryKey) }
             if id.entity !== inverseDestination { allSameEntity = false }
         }
@@ -345,7 +345,7 @@ extension SQLiteStore {
         let limit = limitClause(request, &arguments)
         let sql = "SELECT \"t0\".\"Z_PK\", \"t0\".\"Z_ENT\" FROM \(from)\(whereClause)\(orderBy)\(limit)"
         return try withQueryConnection("fetching \(request.entity.name) IDs failed") { connection in
-            var keys = StoreObjectKeys(storeIdentifier: identifier)
+            var keys = StoreObjectKeys(store: storeToken)
             try connection.cachedStatement(sql).forEachRow(arguments) { statement in
                 guard let entity = schema.entitiesByNumber[Int(statement.int64(1))] else { return }
                 keys.append(entity, statement.int64(0))

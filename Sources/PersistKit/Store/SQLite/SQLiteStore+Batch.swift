@@ -27,7 +27,7 @@ extension SQLiteStore {
                 }
             }
         case .deleteObjects(let ids):
-            let mine = ids.filter { !$0.isTemporaryID && $0.storeIdentifier == identifier }
+            let mine = ids.filter { !$0.isTemporaryID && $0.storeBits == storeToken.bits }
             guard let first = mine.first else { return StoreBatchResult(count: 0, objectIDs: []) }
             let table = schema.tables[try layout(of: first.entity).tableIndex]
             return try withWriteConnection(.sqlite, "batch deleting \(first.entity.name) failed") { connection in
@@ -56,7 +56,7 @@ extension SQLiteStore {
         var ids: [ManagedObjectID] = []
         try connection.prepare(sql).forEachRow(arguments) { statement in
             guard let entity = schema.entitiesByNumber[Int(statement.int64(1))] else { return }
-            ids.append(ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: statement.int64(0)))
+            ids.append(ManagedObjectID(entity: entity, store: storeToken, primaryKey: statement.int64(0)))
         }
         return ids
     }

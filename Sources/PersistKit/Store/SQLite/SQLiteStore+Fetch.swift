@@ -115,7 +115,7 @@ extension SQLiteStore {
             }
             guard let destination else { return .null }
             if let knownDestination, knownDestination.primaryKey == key, knownDestination.entity === destination,
-               knownDestination.storeIdentifier == identifier, !knownDestination.isTemporaryID {
+               knownDestination.storeBits == storeToken.bits, !knownDestination.isTemporaryID {
                 return .object(knownDestination)
             }
             return .object(ManagedObjectID(entity: destination, store: storeToken, primaryKey: key))
@@ -363,7 +363,7 @@ extension SQLiteStore {
     public func rows(for objectIDs: [ManagedObjectID]) throws -> [RowSnapshot] {
         if objectIDs.count == 1 { return try row(for: objectIDs[0]).map { [$0] } ?? [] }
         var wanted: [Int: [Int64: EntityDescription]] = [:]
-        for id in objectIDs where !id.isTemporaryID && id.storeIdentifier == identifier {
+        for id in objectIDs where !id.isTemporaryID && id.storeBits == storeToken.bits {
             guard let layout = schema.layout(of: id.entity) else { continue }
             wanted[layout.tableIndex, default: [:]][id.primaryKey] = id.entity
         }
