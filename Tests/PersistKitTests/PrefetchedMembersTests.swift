@@ -58,6 +58,67 @@ struct PrefetchedMembersTests {
         brewery.value(forKey: "beers") as? Set<ManagedObject> ?? []
     }
 
+    /// Shelves with two to-many relationships, `books` and `maps` (and their inverses).
+    static func shelfModel() -> ManagedObjectModel {
+        let shelf = EntityDescription(name: "Shelf", properties: [
+            AttributeDescription(name: "name", type: .string),
+            RelationshipDescription(name: "books", destination: "Book", toMany: true, inverse: "shelf"),
+            RelationshipDescription(name: "maps", destination: "Map", toMany: true, inverse: "shelf"),
+        ])
+        let book = EntityDescription(name: "Book", properties: [
+            AttributeDescription(name: "name", type: .string),
+            RelationshipDescription(name: "shelf", destination: "Shelf", inverse: "books"),
+        ])
+        let map = EntityDescription(name: "Map", properties: [
+            AttributeDescription(name: "name", type: .string),
+            RelationshipDescription(name: "shelf", destination: "Shelf", inverse: "maps"),
+        ])
+        return ManagedObjectModel(entities: [shelf, book, map])
+    }
+
+    /// An object reads the members a prefetch recorded by the relationship's name: with the
+    /// state of one to-many relationship only, the name is compared (another relationship's read
+    /// must not get those members), with two it is looked up. Each read gives its own
+    /// relationship's members, the same objects at every read, for each store type, whether one
+    /// or both relationships were prefetched.
+    @Test(arguments: S.storeTypes)
+    func twoToManyRelationshipsEachReadTheirOwnMembers(_ type: StoreType) throws {
+        let url = type == .sqlite ? try M.temporaryDirectory().appendingPathComponent("shelves.sqlite") : nil
+        let coordinator = try M.coordinator(type: type, at: url, model: Self.shelfModel())
+        let writer = M.context(coordinator)
+        try writer.performAndWait {
+            for s in 0..<70 {
+                let shelf = M.insert("Shelf", into: writer, ["name": String(format: "shelf %02d", s)])
+                for b in 0..<2 { _ = M.insert("Book", into: writer, ["name": "book \(s).\(b)", "shelf": shelf]) }
+                for m in 0..<3 { _ = M.insert("Map", into: writer, ["name": "map \(s).\(m)", "shelf": shelf]) }
+            }
+            try writer.save()
+        }
+        func names(_ shelf: ManagedObject, _ key: String) -> Set<String> {
+            Set((shelf.value(forKey: key) as? Set<ManagedObject> ?? []).map { $0.value(forKey: "name") as? String ?? "?" })
+        }
+        for prefetched in [["books"], ["maps"], ["books", "maps"]] {
+            let context = M.context(coordinator)
+            try context.performAndWait {
+                let request = M.request("Shelf", sort: [FetchSortDescriptor(key: "name")])
+                request.relationshipKeyPathsForPrefetching = prefetched
+                let shelves = try context.fetch(request)
+                #expect(shelves.count == 70)
+                for (s, shelf) in shelves.enumerated() {
+                    // The relationship not prefetched (if any) first: read while the object holds
+                    // the other's state alone.
+                    for key in ["books", "maps"].sorted(by: { prefetched.contains($1) && !prefetched.contains($0) }) {
+                        let expected = Set((0..<(key == "books" ? 2 : 3)).map { "\(key == "books" ? "book" : "map") \(s).\($0)" })
+                        #expect(names(shelf, key) == expected, "\(prefetched): shelf \(s), \(key)")
+                        let first = shelf.value(forKey: key) as? Set<ManagedObject> ?? []
+                        #expect(first.allSatisfy { context.registeredObject(for: $0.objectID) === $0 })
+                        #expect(shelf.value(forKey: key) as? Set<ManagedObject> == first, "\(prefetched): shelf \(s), \(key) read again")
+                    }
+                }
+            }
+        }
+    }
+
     @Test(arguments: S.storeTypes)
     func membersAreTheRegisteredObjects(_ type: StoreType) throws {
         let coordinator = try Self.seeded(type)

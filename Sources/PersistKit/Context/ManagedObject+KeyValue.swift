@@ -239,9 +239,7 @@ extension ManagedObject {
     /// checks that each is the registered one for its key, the generation's promise.
     @inline(__always)
     private func recordedMembers(_ relationship: RelationshipDescription, in context: ManagedObjectContext) -> [ManagedObject]? {
-        guard !toMany.isEmpty, let objects = toMany[relationship.name]?.memberObjects(generation: context.registryGeneration) else {
-            return nil
-        }
+        guard let objects = recordedMemberObjects(named: relationship.name, generation: context.registryGeneration) else { return nil }
         #if DEBUG
         for member in objects {
             assert(context.registered[member.objectKey] === member, "ToManyState: a recorded member is no longer registered")
