@@ -551,7 +551,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
             byStore[id.storeBits, default: []].append(id)
         }
         for (storeBits, storeIDs) in byStore {
-            guard let store = coordinator.persistentStore(withIdentifier: StoreToken.token(bits: storeBits).identifier) else { continue }
+            guard let store = coordinator.persistentStore(storeBits: storeBits) else { continue }
             rows += try store.rows(for: storeIDs)
         }
         return rows
@@ -584,8 +584,8 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
                 return parent.loadDestinations(of: objectID, relationship: relationship)
             }
         }
-        guard !objectID.isTemporaryID, let storeID = objectID.storeIdentifier,
-              let store = persistentStoreCoordinator?.persistentStore(withIdentifier: storeID) else { return [] }
+        guard !objectID.isTemporaryID,
+              let store = persistentStoreCoordinator?.persistentStore(storeBits: objectID.storeBits) else { return [] }
         return (try? store.destinations(of: objectID, relationship: relationship)) ?? []
     }
 }

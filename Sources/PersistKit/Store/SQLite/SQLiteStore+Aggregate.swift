@@ -95,7 +95,7 @@ extension SQLiteStore {
         var allSameEntity = true
         let inverse = relationship.inverseRelationship.flatMap { $0.isToMany ? nil : $0 }
         let inverseDestination = inverse?.destinationEntity
-        for (index, id) in sources.enumerated() where !id.isTemporaryID && id.storeBits == storeToken.bits {
+        for (index, id) in sources.enumerated() where holds(id) {
             if positionByKey.updateValue(index, forKey: id.primaryKey) == nil { allKeys.append(id.primaryKey) }
             if id.entity !== inverseDestination { allSameEntity = false }
         }

@@ -27,7 +27,7 @@ extension SQLiteStore {
                 }
             }
         case .deleteObjects(let ids):
-            let mine = ids.filter { !$0.isTemporaryID && $0.storeBits == storeToken.bits }
+            let mine = ids.filter(holds)
             guard let first = mine.first else { return StoreBatchResult(count: 0, objectIDs: []) }
             let table = schema.tables[try layout(of: first.entity).tableIndex]
             return try withWriteConnection(.sqlite, "batch deleting \(first.entity.name) failed") { connection in

@@ -114,8 +114,7 @@ extension SQLiteStore {
                 destination = schema.entitiesByNumber[Int(statement.int64(Int32(entityIndex + 3)))] ?? destination
             }
             guard let destination else { return .null }
-            if let knownDestination, knownDestination.primaryKey == key, knownDestination.entity === destination,
-               knownDestination.storeBits == storeToken.bits, !knownDestination.isTemporaryID {
+            if let knownDestination, knownDestination.primaryKey == key, knownDestination.entity === destination, holds(knownDestination) {
                 return .object(knownDestination)
             }
             return .object(ManagedObjectID(entity: destination, store: storeToken, primaryKey: key))
@@ -363,7 +362,7 @@ extension SQLiteStore {
     public func rows(for objectIDs: [ManagedObjectID]) throws -> [RowSnapshot] {
         if objectIDs.count == 1 { return try row(for: objectIDs[0]).map { [$0] } ?? [] }
         var wanted: [Int: [Int64: EntityDescription]] = [:]
-        for id in objectIDs where !id.isTemporaryID && id.storeBits == storeToken.bits {
+        for id in objectIDs where holds(id) {
             guard let layout = schema.layout(of: id.entity) else { continue }
             wanted[layout.tableIndex, default: [:]][id.primaryKey] = id.entity
         }
@@ -404,8 +403,7 @@ extension SQLiteStore {
     /// The row carries the object's key, not `id` (``RowSnapshot/init(entity:store:primaryKey:version:values:)``):
     /// the caller has the ID, and a row holding it would retain and release it per read.
     public func row(for id: ManagedObjectID) throws -> RowSnapshot? {
-        // The token's address, not the identifier string, names the store (0 for a temporary ID).
-        guard id.storeBits == storeToken.bits else { return nil }
+        guard holds(id) else { return nil }
         return try withLeasedReadConnection("reading rows failed") { connection -> RowSnapshot? in
             guard let statement = try singleRowStatement(for: id.entity, on: connection) else { return nil }
             // Left ready for binding by the last read's reset (below), or fresh.

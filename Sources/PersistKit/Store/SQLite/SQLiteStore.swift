@@ -32,6 +32,12 @@ public final class SQLiteStore: PersistentStore {
     public let identifier: String
     /// ``identifier`` interned once (``StoreToken``), for the IDs and keys of fetched rows.
     public let storeToken: StoreToken
+
+    /// Whether `id` names an object of this store: its token is the store's, one word compared
+    /// (a temporary ID has none, so it is never the store's).
+    @inline(__always) func holds(_ id: ManagedObjectID) -> Bool {
+        id.storeBits == storeToken.bits
+    }
     /// The configuration the store holds, or `nil` for every entity.
     public let configurationName: String?
     /// The model the store was opened with.
