@@ -23,10 +23,7 @@ struct ObjectLayoutTests {
             ("a fault", { ManagedObject(fault: ObjectKey(entity: entity, store: store, primaryKey: 1), entity: entity) }),
         ]
         for (kind, make) in kinds {
-            // malloc may hand out a larger free chunk than a request needs (when the rest would
-            // be too small to keep); the smallest of many blocks is the request's own size.
-            let objects = (0..<64).map { _ in make() }
-            let usable = objects.map { mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }.min() ?? 0
+            let usable = Self.usableBytes(make)
             #expect(usable <= 120, "\(kind): a block of \(usable) usable bytes")
         }
     }
@@ -43,9 +40,16 @@ struct ObjectLayoutTests {
             ("a temporary ID", { ManagedObjectID(temporaryFor: entity) }),
         ]
         for (kind, make) in kinds {
-            let ids = (0..<64).map { _ in make() }
-            let usable = ids.map { mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }.min() ?? 0
+            let usable = Self.usableBytes(make)
             #expect(usable <= 56, "\(kind): a block of \(usable) usable bytes")
         }
+    }
+
+    /// The usable bytes of the heap block of an instance `make` returns: malloc may hand out a
+    /// larger free chunk than a request needs (when the rest would be too small to keep), so
+    /// the smallest of 64 blocks, all alive at once, is the request's own size.
+    private static func usableBytes<T: AnyObject>(_ make: () -> T) -> Int {
+        let instances = (0..<64).map { _ in make() }
+        return instances.map { mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }.min() ?? 0
     }
 }
