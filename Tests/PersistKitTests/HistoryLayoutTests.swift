@@ -71,6 +71,71 @@ struct HistoryLayoutTests {
         #expect(try Self.history(other, after: after.token).transactions.map(\.transactionNumber) == [5])
     }
 
+    struct Refused: Error {}
+
+    /// Only a transaction's first history row of each table is numbered by the subquery that
+    /// respects a purge's floor; the rows after it are numbered by SQLite. Both stay above the
+    /// floor: the rows of a save of several objects right after a purge, and, in a group
+    /// commit, the row of a write that follows a write rolled back to its savepoint after it
+    /// had written the group's first rows (without the floor those would be numbered 1).
+    @Test func rowsAfterATransactionsFirstStayAboveThePurgeFloor() throws {
+        let path = try S.storePath()
+        let coordinator = try S.coordinator(path, model: PersistentHistoryTests.model())
+        let store = try #require(coordinator.persistentStores.first as? SQLiteStore)
+        let context = M.context(coordinator)
+        for name in ["a", "b", "c"] { try Self.save(name, context) }
+        _ = try context.execute(PersistentHistoryChangeRequest.deleteHistory(before: Self.history(context, after: nil).token))
+
+        for name in ["d", "e", "f"] { _ = M.insert("Counter", into: context, ["name": name]) }
+        try context.save()
+        let several = try Self.history(context, after: nil).transactions
+        #expect(several.map(\.transactionNumber) == [4])
+        #expect(several.first?.changes.map(\.changeNumber) == [4, 5, 6])
+        _ = try context.execute(PersistentHistoryChangeRequest.deleteHistory(before: Self.history(context, after: nil).token))
+        #expect(try S.query(path, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT > 16000 ORDER BY Z_ENT") == [["4"], ["6"]])
+
+        // Two writes queued behind a held group, so that they share the next transaction, in
+        // the order queued: the first records history and fails (the group then runs again with
+        // each write in a savepoint), the second records history.
+        let counter = try #require(coordinator.managedObjectModel.entitiesByName["Counter"])
+        @Sendable func changes(_ key: Int64) -> StoreSaveRequest {
+            var request = StoreSaveRequest()
+            request.inserted = [RowSnapshot(objectID: ManagedObjectID(entity: counter, storeIdentifier: store.identifier, primaryKey: key),
+                                            version: 0, values: [])]
+            return request
+        }
+        let hold = CommitQueueHold(store)
+        #expect(hold.isLeading)
+        let outcomes = Locked<[String: String]>([:])
+        DispatchQueue.global().async(group: hold.done) {
+            do {
+                try store.inGroupCommit("refused") { connection in
+                    let number = try store.recordHistory(changes(100), connection)
+                    outcomes.withLock { $0["refused wrote"] = "\(number)" }
+                    throw Refused()
+                }
+                outcomes.withLock { $0["refused"] = "saved" }
+            } catch {
+                outcomes.withLock { $0["refused"] = error is Refused ? "refused" : "failed: \(error)" }
+            }
+        }
+        #expect(GroupCommitConcurrencyTests.eventually { store.commitQueue.waitingCount == 1 })
+        DispatchQueue.global().async(group: hold.done) {
+            do {
+                let number = try store.inGroupCommit("recorded") { connection in try store.recordHistory(changes(101), connection) }
+                outcomes.withLock { $0["recorded"] = "\(number)" }
+            } catch {
+                outcomes.withLock { $0["recorded"] = "failed: \(error)" }
+            }
+        }
+        #expect(GroupCommitConcurrencyTests.eventually { store.commitQueue.waitingCount == 2 })
+        hold.release.signal()
+        #expect(hold.done.wait(timeout: .now() + 30) == .success)
+        #expect(outcomes.withLock { $0 } == ["refused wrote": "5", "refused": "refused", "recorded": "5"])
+        #expect(try S.query(path, "SELECT Z_PK, ZENTITYPK, ZTRANSACTIONID FROM ACHANGE ORDER BY Z_PK") == [["7", "101", "5"]])
+        #expect(try S.query(path, "SELECT Z_PK FROM ATRANSACTION ORDER BY Z_PK") == [["5"]])
+    }
+
     /// The tables as stores made before the current layout have them.
     static let oldLayoutSQL = [
         #"CREATE TABLE IF NOT EXISTS "ATRANSACTIONSTRING" ("Z_PK" INTEGER PRIMARY KEY, "Z_ENT" INTEGER, "Z_OPT" INTEGER, "ZNAME" VARCHAR NOT NULL UNIQUE)"#,

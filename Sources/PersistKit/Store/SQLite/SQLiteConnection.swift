@@ -310,6 +310,7 @@ public final class SQLiteConnection {
         // Prepared once per connection (sqlite3_exec would parse them at every transaction).
         // Found by an integer key: no SQL text built or hashed per transaction.
         try cachedStatement(key: SQLiteWriteStatementKey.begin(kind)) { "BEGIN \(kind.rawValue) TRANSACTION" }.execute()
+        historyStrings.began()
         transactionDepth += 1
         defer { transactionDepth -= 1 }
         do {

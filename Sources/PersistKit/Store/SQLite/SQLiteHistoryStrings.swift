@@ -31,8 +31,17 @@ struct SQLiteHistoryStrings {
         pending[text] = key
     }
 
-    /// The transaction in progress committed: its keys are trusted from now on.
+    /// A transaction began: no history row of it is written yet.
+    mutating func began() {
+        bindings.transactionNumbered = false
+        bindings.changeNumbered = false
+    }
+
+    /// The transaction in progress committed: its keys are trusted from now on, and the next
+    /// transaction numbers its first history rows above a purge's floor again.
     mutating func commit() {
+        bindings.transactionNumbered = false
+        bindings.changeNumbered = false
         guard !pending.isEmpty else { return }
         if committed.count + pending.count > Self.limit { committed = [:] }
         committed.merge(pending) { _, new in new }

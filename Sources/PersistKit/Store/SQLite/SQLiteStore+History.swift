@@ -101,28 +101,17 @@ extension SQLiteStore: PersistentHistoryStore {
     /// given to the inserted rows by position (none: the row's own ID), for a request that
     /// still carries temporary IDs.
     ///
-    /// Both `INSERT`s are prepared once per connection and keep their bindings from save to
+    /// The `INSERT`s are prepared once per connection and keep their bindings from save to
     /// save (``SQLiteHistoryBindings``): only values that changed are bound again, and the
     /// author's and context name's keys are looked up only when the text differs from the one
-    /// bound.
+    /// bound. Only a transaction's first row of each table is numbered by the subquery that
+    /// respects a purge's floor; the rows after it are numbered by SQLite alone.
     func recordHistory(_ changes: StoreSaveRequest, _ connection: SQLiteConnection,
                        insertedKeys: AssignedKeys = .none) throws -> Int64 {
         // Taken out while bound and stepped; put back only if nothing threw on the way (a
         // half-bound statement's bindings are not known).
         var bindings = connection.historyStrings.takeBindings()
         let number = try recordTransaction(changes, connection, &bindings)
-        let insertChange: SQLiteStatement
-        if let held = bindings.change {
-            insertChange = held
-        } else {
-            insertChange = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyChange) {
-                """
-                INSERT INTO "ACHANGE" ("Z_PK", "Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS", "ZTOMBSTONE") \
-                VALUES (\(Self.nextNumberSQL("ACHANGE", entity: Self.changeEntityNumber)), \(Self.changeEntityNumber), 1, ?, ?, ?, ?, ?, ?)
-                """
-            }
-            bindings.change = insertChange
-        }
         // Rows of one entity come together: its number is looked up once per run.
         var lastEntity: EntityDescription?
         var lastEntityNumber: Int64 = 0
@@ -135,32 +124,14 @@ extension SQLiteStore: PersistentHistoryStore {
                 lastEntity = entity
                 lastEntityNumber = schema.layout(of: entity).map { Int64($0.number) } ?? 0
             }
-            let typeNumber = Int64(type.rawValue)
-            if bindings.changeType != typeNumber {
-                try insertChange.bind(.integer(typeNumber), at: 1)
-                bindings.changeType = typeNumber
+            let change = HistoryChangeValues(type: Int64(type.rawValue), entity: lastEntityNumber, primaryKey: primaryKey,
+                                             transaction: number, columns: columns, tombstone: tombstone)
+            if bindings.changeNumbered {
+                try Self.insertChange(change, &bindings.nextChange, abovePurgeFloor: false, connection)
+            } else {
+                try Self.insertChange(change, &bindings.firstChange, abovePurgeFloor: true, connection)
+                bindings.changeNumbered = true
             }
-            if bindings.changeEntity != lastEntityNumber {
-                try insertChange.bind(.integer(lastEntityNumber), at: 2)
-                bindings.changeEntity = lastEntityNumber
-            }
-            try insertChange.bind(.integer(primaryKey), at: 3)
-            if bindings.changeTransaction != number {
-                try insertChange.bind(.integer(number), at: 4)
-                bindings.changeTransaction = number
-            }
-            let columnsNull = columns.isNull
-            if !(columnsNull && bindings.columnsNull) {
-                try insertChange.bind(columns, at: 5)
-                bindings.columnsNull = columnsNull
-            }
-            let tombstoneNull = tombstone.isNull
-            if !(tombstoneNull && bindings.tombstoneNull) {
-                try insertChange.bind(tombstone, at: 6)
-                bindings.tombstoneNull = tombstoneNull
-            }
-            while try insertChange.step() {}
-            insertChange.resetKeepingBindings()
         }
         // Read in place through the buffer, as the save's INSERT loop reads them: bound to a
         // local, each row was copied out of the array first.
@@ -194,36 +165,119 @@ extension SQLiteStore: PersistentHistoryStore {
         return number
     }
 
-    /// Inserts the `ATRANSACTION` row of `changes` and returns its number, binding only what
-    /// differs from what `bindings` says is bound.
+    /// The values of one `ACHANGE` row.
+    private struct HistoryChangeValues {
+        var type: Int64
+        var entity: Int64
+        var primaryKey: Int64
+        var transaction: Int64
+        var columns: StoreValue
+        var tombstone: StoreValue
+    }
+
+    /// Inserts the `ACHANGE` row `change` with `insert`, binding only what differs from what
+    /// `insert` says is bound. `abovePurgeFloor`: the transaction's first change row, numbered
+    /// above a purge's floor (see ``SQLiteHistoryBindings``).
+    private static func insertChange(_ change: HistoryChangeValues, _ insert: inout SQLiteHistoryBindings.ChangeInsert,
+                                     abovePurgeFloor: Bool, _ connection: SQLiteConnection) throws {
+        let statement: SQLiteStatement
+        if let held = insert.statement {
+            statement = held
+        } else if abovePurgeFloor {
+            statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyChange) {
+                """
+                INSERT INTO "ACHANGE" ("Z_PK", "Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS", "ZTOMBSTONE") \
+                VALUES (\(nextNumberSQL("ACHANGE", entity: changeEntityNumber)), \(changeEntityNumber), 1, ?, ?, ?, ?, ?, ?)
+                """
+            }
+            insert.statement = statement
+        } else {
+            statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyNextChange) {
+                """
+                INSERT INTO "ACHANGE" ("Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS", "ZTOMBSTONE") \
+                VALUES (\(changeEntityNumber), 1, ?, ?, ?, ?, ?, ?)
+                """
+            }
+            insert.statement = statement
+        }
+        if insert.changeType != change.type {
+            try statement.bind(.integer(change.type), at: 1)
+            insert.changeType = change.type
+        }
+        if insert.changeEntity != change.entity {
+            try statement.bind(.integer(change.entity), at: 2)
+            insert.changeEntity = change.entity
+        }
+        try statement.bind(.integer(change.primaryKey), at: 3)
+        if insert.changeTransaction != change.transaction {
+            try statement.bind(.integer(change.transaction), at: 4)
+            insert.changeTransaction = change.transaction
+        }
+        let columnsNull = change.columns.isNull
+        if !(columnsNull && insert.columnsNull) {
+            try statement.bind(change.columns, at: 5)
+            insert.columnsNull = columnsNull
+        }
+        let tombstoneNull = change.tombstone.isNull
+        if !(tombstoneNull && insert.tombstoneNull) {
+            try statement.bind(change.tombstone, at: 6)
+            insert.tombstoneNull = tombstoneNull
+        }
+        while try statement.step() {}
+        statement.resetKeepingBindings()
+    }
+
+    /// Inserts the `ATRANSACTION` row of `changes` and returns its number, with the insert
+    /// numbering it above a purge's floor when it is the transaction's first (see
+    /// ``SQLiteHistoryBindings``).
     private func recordTransaction(_ changes: StoreSaveRequest, _ connection: SQLiteConnection,
                                    _ bindings: inout SQLiteHistoryBindings) throws -> Int64 {
+        if bindings.transactionNumbered {
+            return try insertTransaction(changes, &bindings.nextTransaction, abovePurgeFloor: false, connection)
+        }
+        let number = try insertTransaction(changes, &bindings.firstTransaction, abovePurgeFloor: true, connection)
+        bindings.transactionNumbered = true
+        return number
+    }
+
+    /// Inserts the `ATRANSACTION` row of `changes` with `insert` and returns its number,
+    /// binding only what differs from what `insert` says is bound.
+    private func insertTransaction(_ changes: StoreSaveRequest, _ insert: inout SQLiteHistoryBindings.TransactionInsert,
+                                   abovePurgeFloor: Bool, _ connection: SQLiteConnection) throws -> Int64 {
         let transaction: SQLiteStatement
-        if let held = bindings.transaction {
+        if let held = insert.statement {
             transaction = held
-        } else {
+        } else if abovePurgeFloor {
             transaction = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyTransaction) {
                 """
                 INSERT INTO "ATRANSACTION" ("Z_PK", "Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP") \
                 VALUES (\(Self.nextNumberSQL("ATRANSACTION", entity: Self.transactionEntityNumber)), \(Self.transactionEntityNumber), 1, ?, ?, ?, ?, ?)
                 """
             }
-            bindings.transaction = transaction
+            insert.statement = transaction
+        } else {
+            transaction = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyNextTransaction) {
+                """
+                INSERT INTO "ATRANSACTION" ("Z_ENT", "Z_OPT", "ZAUTHORTS", "ZBUNDLEIDTS", "ZCONTEXTNAMETS", "ZPROCESSIDTS", "ZTIMESTAMP") \
+                VALUES (\(Self.transactionEntityNumber), 1, ?, ?, ?, ?, ?)
+                """
+            }
+            insert.statement = transaction
         }
         // A string's key is looked up before the statement is touched: the look-up may run
         // statements of its own, none of them this one.
-        if bindings.author != .some(changes.transactionAuthor) {
+        if insert.author != .some(changes.transactionAuthor) {
             try transaction.bind(try stringKey(changes.transactionAuthor, connection), at: 1)
-            bindings.author = .some(changes.transactionAuthor)
+            insert.author = .some(changes.transactionAuthor)
         }
-        if !bindings.processBound {
+        if !insert.processBound {
             try transaction.bind(try stringKey(Self.processInfo.bundleID, connection), at: 2)
             try transaction.bind(try stringKey(Self.processInfo.processID, connection), at: 4)
-            bindings.processBound = true
+            insert.processBound = true
         }
-        if bindings.contextName != .some(changes.contextName) {
+        if insert.contextName != .some(changes.contextName) {
             try transaction.bind(try stringKey(changes.contextName, connection), at: 3)
-            bindings.contextName = .some(changes.contextName)
+            insert.contextName = .some(changes.contextName)
         }
         try transaction.bind(.double(Date().timeIntervalSinceReferenceDate), at: 5)
         while try transaction.step() {}

@@ -33,6 +33,11 @@ enum SQLiteWriteStatementKey {
     static let historyStringKey = (1 << 41) + 16
     /// The `INSERT OR IGNORE` of a history string.
     static let historyString = (1 << 41) + 17
+    /// The `INSERT` of a history transaction after the first of a SQLite transaction, which
+    /// leaves `Z_PK` to SQLite (``SQLiteHistoryBindings``).
+    static let historyNextTransaction = (1 << 41) + 18
+    /// The `INSERT` of a history change after the first of a SQLite transaction.
+    static let historyNextChange = (1 << 41) + 19
 
     /// The `INSERT` of rows of the entity numbered `entityNumber`.
     static func insert(entityNumber: Int) -> Int { (1 << 42) + entityNumber }
