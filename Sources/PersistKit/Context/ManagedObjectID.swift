@@ -14,7 +14,7 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
     /// The address of the store's interned ``StoreToken`` (0 for a temporary ID). The token
     /// holds the identifier string, so an ID holds no string of its own: making one retains
     /// and copies nothing but its entity, and two IDs of one store compare one word.
-    private let storeTokenBits: UInt
+    let storeBits: UInt
     /// Whether the ID is temporary: the object has not been saved yet.
     public let isTemporaryID: Bool
 
@@ -22,7 +22,7 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
 
     /// The identifier (UUID string) of the store holding the object; `nil` while temporary.
     public var storeIdentifier: String? {
-        storeTokenBits == 0 ? nil : StoreToken.token(bits: storeTokenBits).identifier
+        storeBits == 0 ? nil : StoreToken.token(bits: storeBits).identifier
     }
 
     /// A permanent ID for the row `primaryKey` of `entity` in the store `storeIdentifier`.
@@ -33,7 +33,7 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
     public init(entity: EntityDescription, storeIdentifier: String, primaryKey: Int64) {
         self.entity = entity
         self.primaryKey = primaryKey
-        self.storeTokenBits = StoreToken.forIdentifier(storeIdentifier).bits
+        self.storeBits = StoreToken.forIdentifier(storeIdentifier).bits
         self.isTemporaryID = false
     }
 
@@ -41,7 +41,7 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
     public init(entity: EntityDescription, store: StoreToken, primaryKey: Int64) {
         self.entity = entity
         self.primaryKey = primaryKey
-        self.storeTokenBits = store.bits
+        self.storeBits = store.bits
         self.isTemporaryID = false
     }
 
@@ -49,7 +49,7 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
     init(entity: EntityDescription, key: ObjectKey) {
         self.entity = entity
         self.primaryKey = key.primaryKey
-        self.storeTokenBits = key.storeBits
+        self.storeBits = key.storeBits
         self.isTemporaryID = key.storeBits == 0
     }
 
@@ -60,16 +60,11 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
         }
     }
 
-    /// The store token's address (0 for a temporary ID).
-    var storeBits: UInt {
-        @inline(__always) get { storeTokenBits }
-    }
-
     /// A new temporary ID for a newly inserted object of `entity`.
     init(temporaryFor entity: EntityDescription) {
         self.entity = entity
         self.primaryKey = ManagedObjectID.nextTemporaryNumber()
-        self.storeTokenBits = 0
+        self.storeBits = 0
         self.isTemporaryID = true
     }
 
@@ -100,7 +95,7 @@ public final class ManagedObjectID: Sendable, Hashable, CustomStringConvertible 
     /// (tokens are interned: one per identifier, so equal tokens are equal identifiers).
     public static func == (lhs: ManagedObjectID, rhs: ManagedObjectID) -> Bool {
         lhs === rhs || (lhs.primaryKey == rhs.primaryKey && lhs.isTemporaryID == rhs.isTemporaryID
-            && lhs.entity === rhs.entity && lhs.storeTokenBits == rhs.storeTokenBits)
+            && lhs.entity === rhs.entity && lhs.storeBits == rhs.storeBits)
     }
 
     /// Hashes the entity and primary key.
