@@ -71,8 +71,6 @@ struct HistoryLayoutTests {
         #expect(try Self.history(other, after: after.token).transactions.map(\.transactionNumber) == [5])
     }
 
-    struct Refused: Error {}
-
     /// Only a transaction's first history row of each table is numbered by the subquery that
     /// respects a purge's floor; the rows after it are numbered by SQLite. Both stay above the
     /// floor: the rows of a save of several objects right after a purge, and, in a group
@@ -112,11 +110,11 @@ struct HistoryLayoutTests {
                 try store.inGroupCommit("refused") { connection in
                     let number = try store.recordHistory(changes(100), connection)
                     outcomes.withLock { $0["refused wrote"] = "\(number)" }
-                    throw Refused()
+                    throw GroupCommitJoinTests.Refused()
                 }
                 outcomes.withLock { $0["refused"] = "saved" }
             } catch {
-                outcomes.withLock { $0["refused"] = error is Refused ? "refused" : "failed: \(error)" }
+                outcomes.withLock { $0["refused"] = error is GroupCommitJoinTests.Refused ? "refused" : "failed: \(error)" }
             }
         }
         #expect(GroupCommitConcurrencyTests.eventually { store.commitQueue.waitingCount == 1 })

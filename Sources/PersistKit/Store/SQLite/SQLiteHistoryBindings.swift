@@ -11,7 +11,7 @@
 /// give, since the transaction's first row is above any floor and only a purge, never part of
 /// a save's transaction, moves a floor or removes rows. ``transactionNumbered`` and
 /// ``changeNumbered`` say whether the transaction in progress wrote its first row of each
-/// table; ``SQLiteHistoryStrings`` clears them at `BEGIN` and `COMMIT`, and a rollback of the
+/// table; ``SQLiteHistoryStrings`` clears them at `BEGIN`, and a rollback of the
 /// transaction or of a write's savepoint drops everything (the rolled-back row may have been
 /// the one above the floor).
 ///

@@ -31,17 +31,15 @@ struct SQLiteHistoryStrings {
         pending[text] = key
     }
 
-    /// A transaction began: no history row of it is written yet.
+    /// A transaction began (every history write is inside one, `SQLiteConnection.inTransaction`):
+    /// no history row of it is written yet, so its first rows are numbered above a purge's floor.
     mutating func began() {
         bindings.transactionNumbered = false
         bindings.changeNumbered = false
     }
 
-    /// The transaction in progress committed: its keys are trusted from now on, and the next
-    /// transaction numbers its first history rows above a purge's floor again.
+    /// The transaction in progress committed: its keys are trusted from now on.
     mutating func commit() {
-        bindings.transactionNumbered = false
-        bindings.changeNumbered = false
         guard !pending.isEmpty else { return }
         if committed.count + pending.count > Self.limit { committed = [:] }
         committed.merge(pending) { _, new in new }
