@@ -56,17 +56,9 @@ extension ManagedObject {
     /// Lets go of the member objects every to-many relationship recorded with a prefetch
     /// (``ToManyState/forgetMemberObjects(keepingIDs:)``).
     func forgetMemberObjects(keepingIDs: Bool) {
-        // Each state changed in place through the table's values, by index: no array of the
-        // names and no hashing of each name again (a context letting go of prefetched sources
-        // does this once per source).
-        func forget(_ states: inout [String: ToManyState]) {
-            var index = states.startIndex
-            while index != states.endIndex {
-                states.values[index].forgetMemberObjects(keepingIDs: keepingIDs)
-                states.formIndex(after: &index)
-            }
-        }
-        forget(&toMany)
+        // Each state changed in place: no array of the names and no look-up of each name again
+        // (a context letting go of prefetched sources does this once per source).
+        toMany.forEachState { $0.forgetMemberObjects(keepingIDs: keepingIDs) }
     }
 
     /// The destination ID of a to-one relationship.

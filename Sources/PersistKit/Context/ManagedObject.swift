@@ -241,9 +241,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         }
     }
     /// To-many relationship states, by relationship name, created on first use.
-    var toMany: [String: ToManyState] {
+    var toMany: ToManyStates {
         @inline(__always) get {
-            guard let changeState else { return [:] }
+            guard let changeState else { return ToManyStates() }
             return changeState.toMany
         }
         set {
@@ -255,6 +255,17 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             let state = madeChangeState
             yield &state.toMany
         }
+    }
+    /// Whether the object has any to-many relationship state, asked without copying the states.
+    var hasToManyStates: Bool {
+        @inline(__always) get {
+            guard let changeState else { return false }
+            return !changeState.toMany.isEmpty
+        }
+    }
+    /// Whether any to-many relationship state has unsaved changes, asked without copying the states.
+    var hasToManyChanges: Bool {
+        @inline(__always) get { changeState?.toMany.hasChanges ?? false }
     }
     /// The member objects a prefetch recorded for the to-many relationship `name`, current at
     /// registry generation `generation`; read in place, without copying the table of states
@@ -384,7 +395,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Whether any property, transient or persistent, changed since the last save.
     var hasChangedValues: Bool {
         guard let changeState else { return false }
-        return !changeState.changedSlots.isEmpty || changeState.toMany.values.contains { $0.hasChanges }
+        return !changeState.changedSlots.isEmpty || changeState.toMany.hasChanges
     }
 
     /// ``hasPersistentChangedValues`` for an entity with transient properties: the changes of

@@ -118,7 +118,7 @@ extension ManagedObjectContext {
                 // A fault that left the context has no values (it fills itself from a row at hand).
                 object.pendingRow = nil
                 // Prefetched members held as objects are let go of (they may hold each other).
-                if !object.toMany.isEmpty { object.forgetMemberObjects(keepingIDs: false) }
+                if object.hasToManyStates { object.forgetMemberObjects(keepingIDs: false) }
             }
             forgetChanges()
         }

@@ -99,7 +99,7 @@ extension ManagedObjectContext {
                 }
                 guard entityHasIt else { continue }
                 if source._isInserted || source.objectKey.isTemporaryID
-                    || (!source.toMany.isEmpty && source.toMany[relationship.name]?.isLoaded == true) {
+                    || (source.hasToManyStates && source.toMany[relationship.name]?.isLoaded == true) {
                     // Nothing to read: its members are the next hop's sources, if there is one.
                     if gathering {
                         for id in source.toManyMembers(relationship) { next.add(registeredObject(with: id)) }

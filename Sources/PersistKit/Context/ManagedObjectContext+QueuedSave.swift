@@ -111,7 +111,7 @@ extension ManagedObjectContext {
         for object in save.inserted {
             // A new object's to-many state without changes has no members (validation makes
             // the states it reads).
-            guard object.toMany.values.allSatisfy({ !$0.hasChanges }) else { return false }
+            guard !object.hasToManyChanges else { return false }
             if object.entity !== lastEntity {
                 lastEntity = object.entity
                 let rules = EntityRules.of(object.entity)

@@ -20,7 +20,7 @@ extension ManagedObjectContext {
             // object nothing else holds is uniquely referenced by the registry.
             // In place: forgetting members changes objects, not the registry.
             registered.forEachObject { object in
-                if !object.toMany.isEmpty { object.forgetMemberObjects(keepingIDs: true) }
+                if object.hasToManyStates { object.forgetMemberObjects(keepingIDs: true) }
             }
             var released = 0
             for id in registered.keys {

@@ -278,7 +278,7 @@ extension ManagedObjectContext {
         var lastEntity: EntityDescription?
         var hasToOne = false
         func check(_ object: ManagedObject) -> Bool {
-            if !object.toMany.isEmpty { return true }
+            if object.hasToManyStates { return true }
             if object.entity !== lastEntity {
                 lastEntity = object.entity
                 hasToOne = EntityRules.of(object.entity).hasToOne
@@ -308,8 +308,8 @@ extension ManagedObjectContext {
                     if case .object(let id) = object.values[index], let new = map[id] { object.setSlotValue(StoreValue.object(new), at: index) }
                 }
             }
-            if !object.toMany.isEmpty {
-                for name in Array(object.toMany.keys) { object.toMany[name]?.remap(map) }
+            if object.hasToManyStates {
+                object.toMany.forEachState { $0.remap(map) }
             }
         }
         for object in insertedInOrder.objects { remapReferences(of: object) }
@@ -464,7 +464,7 @@ extension ManagedObjectContext {
                 let index = try writes.index(for: object.entity, in: self)
                 writes.withEntry(index) { $0.request.inserted.append(object.storeRow(version: 0)) }
                 if index != 0 { split = true }
-                if !object.toMany.isEmpty { writes.withEntry(index) { $0.request.toManyChanges += object.toManyChanges() } }
+                if object.hasToManyStates { writes.withEntry(index) { $0.request.toManyChanges += object.toManyChanges() } }
             }
         }
         for object in plan.updated {
@@ -475,7 +475,7 @@ extension ManagedObjectContext {
             } else {
                 let slots = object.entity.slots
                 let keys = object.changedSlots.sorted().compactMap { $0 < slots.count ? slots[$0].name : nil }
-                    + object.toMany.filter { $0.value.hasChanges }.keys.sorted()
+                    + object.toMany.namesWithChanges.sorted()
                 writes.withEntry(index) { entry in
                     entry.request.updated.append(object.storeRow(version: object.committed?.version ?? 0))
                     entry.request.updatedKeys[object.objectID] = keys
@@ -546,7 +546,7 @@ extension ManagedObjectContext {
                 anyInsertedDeleted = anyInsertedDeleted || object._isDeleted
                 object._isInserted = false
                 object.committed = CommittedState(version: versionBump ? 1 : 0, values: object.storedValues())
-                if !object.toMany.isEmpty { changes.toManyChanged[object.objectID] = Set(object.toMany.filter { $0.value.hasChanges }.keys) }
+                if object.hasToManyStates { changes.toManyChanged[object.objectID] = Set(object.toMany.namesWithChanges) }
                 object.clearChanges()
                 changes.inserted.append(object.objectID)
             }
@@ -555,7 +555,7 @@ extension ManagedObjectContext {
             let version = (object.committed?.version ?? 0) + (versionBump ? 1 : 0)
             let row = object.storeRow(version: version)
             object.committed = CommittedState(version: version, values: row.values)
-            let changedToMany = Set(object.toMany.filter { $0.value.hasChanges }.keys)
+            let changedToMany = Set(object.toMany.namesWithChanges)
             if !changedToMany.isEmpty { changes.toManyChanged[object.objectID] = changedToMany }
             object.clearChanges()
             changes.updated.append(row)
@@ -732,8 +732,8 @@ extension ManagedObject {
     /// Forgets the record of changes, after a save.
     func clearChanges() {
         if !changedSlots.isEmpty { changedSlots = [] }
-        if !toMany.isEmpty {
-            for name in Array(toMany.keys) { toMany[name]?.commit() }
+        if hasToManyStates {
+            toMany.forEachState { $0.commit() }
         }
     }
 }

@@ -105,7 +105,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         // cleared (see ManagedObject.managedObjectContext).
         emptyRegistry(keepingCapacity: false) { object in
             object.managedObjectContext = nil
-            if !object.toMany.isEmpty { object.forgetMemberObjects(keepingIDs: false) }
+            if object.hasToManyStates { object.forgetMemberObjects(keepingIDs: false) }
         }
     }
 

@@ -8,27 +8,12 @@ final class ObjectChangeState {
     /// Slots changed since the last save.
     @exclusivity(unchecked) var changedSlots: Set<Int> = []
     /// To-many relationship states, by relationship name, created on first use.
-    @exclusivity(unchecked) var toMany: [String: ToManyState] = [:]
+    @exclusivity(unchecked) var toMany = ToManyStates()
 
     /// The member objects a prefetch recorded for the to-many relationship `name`, when still
-    /// current at registry generation `generation` (``ToManyState/memberObjects(generation:)``).
-    ///
-    /// With one state (an object using one to-many relationship, the common case) its name is
-    /// compared rather than hashed: a relationship's name is a short string, equal names are
-    /// found equal by comparing the strings' words, and hashing one cost about 300 instructions
-    /// per read of the relationship.
+    /// current at registry generation `generation` (``ToManyState/memberObjects(generation:)``),
+    /// read in place: the common single state is found by comparing its name, not hashing it.
     @inline(__always) func recordedMembers(named name: String, generation: UInt64) -> [ManagedObject]? {
-        if toMany.count == 1 {
-            let only = toMany.startIndex
-            guard toMany.keys[only] == name else { return nil }
-            return Self.memberObjects(of: &toMany.values[only], generation: generation)
-        }
-        return toMany[name]?.memberObjects(generation: generation)
-    }
-
-    /// `state`'s recorded members, read through an `inout` access, in place: read as a value,
-    /// the state was copied out of the table first (each of its arrays retained and released).
-    @inline(__always) private static func memberObjects(of state: inout ToManyState, generation: UInt64) -> [ManagedObject]? {
-        state.memberObjects(generation: generation)
+        toMany.recordedMembers(named: name, generation: generation)
     }
 }
