@@ -48,19 +48,21 @@ public final class EntityDescription: @unchecked Sendable {
     /// The model that owns this entity; set when the entity is added to a model.
     public internal(set) weak var managedObjectModel: ManagedObjectModel?
 
-    // Computed when the model is frozen.
-    var _allProperties: [PropertyDescription] = []
-    var _propertiesByName: [String: PropertyDescription] = [:]
-    var _attributesByName: [String: AttributeDescription] = [:]
-    var _relationshipsByName: [String: RelationshipDescription] = [:]
-    var _slots: [PropertyDescription] = []
-    var _slotIndexByName: [String: Int] = [:]
-    var _accessorNames: [String] = []
+    // Computed when the model is frozen (``computeLayout()``), then only read. Exclusivity
+    // checks off, as for `_shortKeyTable` below: each read of a relationship by name and each
+    // prefetch reads some of them, and a dynamic check costs about 60 instructions a read.
+    @exclusivity(unchecked) var _allProperties: [PropertyDescription] = []
+    @exclusivity(unchecked) var _propertiesByName: [String: PropertyDescription] = [:]
+    @exclusivity(unchecked) var _attributesByName: [String: AttributeDescription] = [:]
+    @exclusivity(unchecked) var _relationshipsByName: [String: RelationshipDescription] = [:]
+    @exclusivity(unchecked) var _slots: [PropertyDescription] = []
+    @exclusivity(unchecked) var _slotIndexByName: [String: Int] = [:]
+    @exclusivity(unchecked) var _accessorNames: [String] = []
     /// Parallel to `_accessorNames`: each name's accessor (for a name declared twice, the
     /// last declaration's, at both places).
-    var _accessorList: [PropertyAccessor] = []
+    @exclusivity(unchecked) var _accessorList: [PropertyAccessor] = []
     /// Parallel to `_accessorNames`: each property's slot and, for a plain attribute, its type.
-    var _plainAccessors: [PlainAttributeAccessor] = []
+    @exclusivity(unchecked) var _plainAccessors: [PlainAttributeAccessor] = []
     /// Parallel to `_slots`: the type of the plain attribute at each slot, as
     /// ``plainAttribute(for:)`` gives it for the attribute's name; `.undefined` at the slot of
     /// any other property. What the keyed setters check a value's type against. Exclusivity

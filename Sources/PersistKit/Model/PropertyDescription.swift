@@ -8,14 +8,16 @@ import Foundation
 public class PropertyDescription: @unchecked Sendable {
     // @unchecked Sendable: every stored property is written only before the owning model is
     // frozen (see ManagedObjectModel.freeze()), which happens before the model is shared with
-    // any other thread; after that the description is read-only.
+    // any other thread; after that the description is read-only. For the same reason the
+    // stored properties have no dynamic exclusivity checks: objects read a relationship's name
+    // and kind at every read of it, and a check costs about 60 instructions a read.
 
     /// The property's name, unique within its entity and its superentities.
-    public var name: String
+    @exclusivity(unchecked) public var name: String
     /// Whether the property may be `nil` (to-one, attribute) or empty (to-many) when saved.
-    public var isOptional: Bool = true
+    @exclusivity(unchecked) public var isOptional: Bool = true
     /// Whether the property lives only in memory and is never written to a store.
-    public var isTransient: Bool = false
+    @exclusivity(unchecked) public var isTransient: Bool = false
     /// Free-form keys and values from the model file.
     public var userInfo: [String: String] = [:]
     /// The property's name in an earlier model version, for lightweight migration.
@@ -32,7 +34,7 @@ public class PropertyDescription: @unchecked Sendable {
     /// every retain and release of that object then takes the runtime's slow path. Entities are
     /// retained and released with every object and ID made of them (several times per fetched
     /// row). Reading it after the entity is gone (a property kept beyond its model) traps.
-    public internal(set) unowned var entity: EntityDescription?
+    @exclusivity(unchecked) public internal(set) unowned var entity: EntityDescription?
 
     init(name: String) {
         self.name = name

@@ -4,29 +4,30 @@ import Foundation
 ///
 /// The corresponding Core Data class is `NSRelationshipDescription`.
 public final class RelationshipDescription: PropertyDescription, @unchecked Sendable {
-    // @unchecked Sendable: read-only once the model is frozen; see PropertyDescription.
+    // @unchecked Sendable: read-only once the model is frozen; see PropertyDescription. No
+    // dynamic exclusivity checks either, as there.
 
     /// The name of the destination entity, resolved to ``destinationEntity`` when the model is frozen.
-    public var destinationEntityName: String
+    @exclusivity(unchecked) public var destinationEntityName: String
     /// The name of the inverse relationship on the destination entity, if any.
-    public var inverseName: String?
+    @exclusivity(unchecked) public var inverseName: String?
     /// What deleting the source does to the destination objects.
-    public var deleteRule: DeleteRule = .nullify
+    @exclusivity(unchecked) public var deleteRule: DeleteRule = .nullify
     /// The fewest destination objects allowed at save (to-many only; 0 means no minimum).
-    public var minCount: Int = 0
+    @exclusivity(unchecked) public var minCount: Int = 0
     /// The most destination objects allowed; 1 makes the relationship to-one, 0 means no maximum.
-    public var maxCount: Int = 1
+    @exclusivity(unchecked) public var maxCount: Int = 1
     /// Whether the destination objects of a to-many relationship keep an order.
-    public var isOrdered: Bool = false
+    @exclusivity(unchecked) public var isOrdered: Bool = false
 
     /// The destination entity; `nil` only before the model is frozen.
     // Unowned, not weak, as `PropertyDescription.entity` (see there): the destination is in the
     // same model, which holds every entity.
-    public internal(set) unowned var destinationEntity: EntityDescription?
+    @exclusivity(unchecked) public internal(set) unowned var destinationEntity: EntityDescription?
     /// The inverse relationship; `nil` when there is none or before the model is frozen.
     // Unowned, not weak, as `PropertyDescription.entity` (see there): the inverse belongs to an
     // entity of the same model.
-    public internal(set) unowned var inverseRelationship: RelationshipDescription?
+    @exclusivity(unchecked) public internal(set) unowned var inverseRelationship: RelationshipDescription?
 
     /// Whether the relationship holds a set (or ordered set) rather than one object.
     public var isToMany: Bool {
