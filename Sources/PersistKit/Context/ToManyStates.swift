@@ -135,8 +135,12 @@ struct ToManyStates: Sequence, ExpressibleByDictionaryLiteral {
 
     /// Iterates the states as (name, state) pairs.
     struct Iterator: IteratorProtocol {
+        /// The state held in place, until it was returned.
         fileprivate var first: (key: String, value: ToManyState)?
+        /// The other states.
         fileprivate var others: Dictionary<String, ToManyState>.Iterator
+
+        /// The next (name, state) pair, or `nil` after the last.
 
         mutating func next() -> (key: String, value: ToManyState)? {
             if let first {
@@ -147,6 +151,7 @@ struct ToManyStates: Sequence, ExpressibleByDictionaryLiteral {
         }
     }
 
+    /// An iterator over the states as (name, state) pairs, the one held in place first.
     func makeIterator() -> Iterator {
         Iterator(first: firstName.map { ($0, firstState) }, others: others.makeIterator())
     }
