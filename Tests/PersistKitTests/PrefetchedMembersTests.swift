@@ -183,6 +183,31 @@ struct PrefetchedMembersTests {
         }
     }
 
+    @Test func refreshingAChangedSourceKeepingItsChangesReadsItsMembersAgain() throws {
+        let coordinator = try Self.seeded(.sqlite, breweries: 2)
+        let reader = M.context(coordinator)
+        let first = try reader.performAndWait { try Self.prefetchedBreweries(reader)[0] }
+        let firstID = reader.performAndWait {
+            first.setValue("Ghent", forKey: "city")
+            return first.objectID
+        }
+        // Another context adds a beer to the brewery the reader holds, with an unsaved change.
+        let writer = M.context(coordinator)
+        try writer.performAndWait {
+            _ = M.insert("Beer", into: writer, ["name": "Added", "brewery": writer.object(with: firstID)])
+            try writer.save()
+        }
+        reader.performAndWait {
+            #expect(beers(first).count == 3)
+            reader.refresh(first, mergeChanges: true)
+            // The members are read again (the added beer is one), the unsaved change stays.
+            #expect(M.names(beers(first)).contains("Added"))
+            #expect(beers(first).count == 4)
+            #expect(first.value(forKey: "city") as? String == "Ghent")
+            #expect(first.hasChanges)
+        }
+    }
+
     @Test func releasedMembersAreLookedUpAgain() throws {
         let coordinator = try Self.seeded(.sqlite)
         let context = M.context(coordinator)

@@ -269,9 +269,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
     /// The member objects a prefetch recorded for the to-many relationship `name`, current at
     /// registry generation `generation`; read in place, without copying the table of states
-    /// (``ObjectChangeState/recordedMembers(named:generation:)``).
+    /// (``ToManyStates/recordedMembers(named:generation:)``).
     @inline(__always) func recordedMemberObjects(named name: String, generation: UInt64) -> [ManagedObject]? {
-        changeState?.recordedMembers(named: name, generation: generation)
+        changeState?.toMany.recordedMembers(named: name, generation: generation)
     }
     /// ``changeState``, made if the object has none yet.
     private var madeChangeState: ObjectChangeState {

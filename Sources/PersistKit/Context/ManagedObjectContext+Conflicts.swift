@@ -264,7 +264,7 @@ extension ManagedObjectContext {
         }
         object.committed = CommittedState(stored)
         object.changedSlots = Set(object.values.indices.filter { $0 < stored.values.count && object.values[$0] != stored.values[$0] })
-        for name in Array(object.toMany.keys) { object.toMany[name]?.committed = nil }
+        if object.hasToManyStates { object.toMany.forEachState { $0.committed = nil } }
         if mergePolicy == .rollback { object.toMany = [:] }
         changedByID[key] = object
         if object.hasPersistentChangedValues { plan.updated.append(object) }

@@ -59,9 +59,11 @@ extension ManagedObjectContext {
                             if object.committed.map({ index < $0.values.count }) ?? false { object.committed?.values[index] = .null }
                         }
                     }
-                    for name in Array(object.toMany.keys) {
-                        object.toMany[name]?.committed?.removeAll { deletedIDs.contains($0) }
-                        object.toMany[name]?.added.removeAll { deletedIDs.contains($0) }
+                    if object.hasToManyStates {
+                        object.toMany.forEachState { state in
+                            state.committed?.removeAll { deletedIDs.contains($0) }
+                            state.added.removeAll { deletedIDs.contains($0) }
+                        }
                     }
                 }
             }
@@ -149,7 +151,7 @@ extension ManagedObjectContext {
                 object.setSlotValue(row.values[index], at: index)
             }
             object.committed = CommittedState(row)
-            for name in Array(object.toMany.keys) { object.toMany[name]?.committed = nil }
+            if object.hasToManyStates { object.toMany.forEachState { $0.committed = nil } }
         }
     }
 

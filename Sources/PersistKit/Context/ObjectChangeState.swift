@@ -9,11 +9,4 @@ final class ObjectChangeState {
     @exclusivity(unchecked) var changedSlots: Set<Int> = []
     /// To-many relationship states, by relationship name, created on first use.
     @exclusivity(unchecked) var toMany = ToManyStates()
-
-    /// The member objects a prefetch recorded for the to-many relationship `name`, when still
-    /// current at registry generation `generation` (``ToManyState/memberObjects(generation:)``),
-    /// read in place: the common single state is found by comparing its name, not hashing it.
-    @inline(__always) func recordedMembers(named name: String, generation: UInt64) -> [ManagedObject]? {
-        toMany.recordedMembers(named: name, generation: generation)
-    }
 }
