@@ -16,6 +16,13 @@ struct PerformAndWaitHopTests {
         var a: Int, b: Int, c: Int, d: Int
     }
 
+    /// A result of exactly four words holding references: the most the hop carries in its room
+    /// on the stack (`HopResultRoom`); `Wide` goes through the heap.
+    struct FourWords: Equatable {
+        var first: String
+        var second: String
+    }
+
     /// Counts its instances alive, to see that carried results are neither leaked nor freed twice.
     final class Tracked: Sendable {
         static let alive = Locked(0)
@@ -36,6 +43,12 @@ struct PerformAndWaitHopTests {
         let wide = Wide(name: "wide", numbers: Array(0..<100), a: 1, b: 2, c: 3, d: 4)
         #expect(context.performAndWait { wide } == wide)
         #expect(context.performAndWait { Optional<Int>.none } == nil)
+        #expect(MemoryLayout<FourWords>.size == MemoryLayout<HopResultRoom>.size)
+        let four = FourWords(first: "the first string, on the heap", second: "the second string, on the heap")
+        #expect(context.performAndWait { four } == four)
+        // Aligned to 16 bytes, more than the room's words: carried through the heap.
+        #expect(MemoryLayout<SIMD4<Float>>.alignment > MemoryLayout<HopResultRoom>.alignment)
+        #expect(context.performAndWait { SIMD4<Float>(1, 2, 3, 4) } == SIMD4<Float>(1, 2, 3, 4))
         let ranOnQueue = context.performAndWait { context.isOnQueue }
         #expect(ranOnQueue)
         context.performAndWait { () -> Void in }

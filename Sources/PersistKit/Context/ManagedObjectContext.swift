@@ -234,23 +234,42 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// Dispatch's generic `sync` keeps the result in an `Optional<T>` and the error beside it,
     /// and `T` is not known where Dispatch is compiled: every call looked up `Optional<T>`'s
     /// metadata twice in the runtime's cache (about 650 instructions) and wrapped the closure
-    /// again. Here the result goes into stack memory of `T`'s size, which needs no metadata
-    /// beyond `T`'s own. `rescue` rethrows the block's error: a `rethrows` function may throw
+    /// again. Here the result goes into memory of `T`'s size that needs no metadata beyond
+    /// `T`'s own: room on the stack for a result of up to four words (``HopResultRoom``),
+    /// else a heap allocation. Not `withUnsafeTemporaryAllocation`: it carries its closure's
+    /// result in a `Result<T, any Error>`, whose metadata it looked up in the runtime's cache
+    /// at every call (about 650 instructions, `performAndWait` being generic and called from
+    /// other modules). `rescue` rethrows the block's error: a `rethrows` function may throw
     /// only through a closure it is given (the caller passes `{ throw $0 }`, as Dispatch does).
     private func hop<T>(_ block: () throws -> T, rescue: (any Error) throws -> T) rethrows -> T {
-        try withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
-            var failure: (any Error)?
-            queue.sync {
-                do {
-                    // The slot's one element: `capacity` is 1, so the base address exists.
-                    try slot.baseAddress.unsafelyUnwrapped.initialize(to: ReadScope.run(for: self, block))
-                } catch {
-                    failure = error
-                }
+        if MemoryLayout<T>.size <= MemoryLayout<HopResultRoom>.size
+            && MemoryLayout<T>.alignment <= MemoryLayout<HopResultRoom>.alignment {
+            var room = HopResultRoom()
+            return try withUnsafeMutableBytes(of: &room) { bytes in
+                // `room` has bytes: its size is four words, not zero.
+                try hop(block, into: bytes.baseAddress.unsafelyUnwrapped, rescue: rescue)
             }
-            if let failure { return try rescue(failure) }
-            return slot.baseAddress.unsafelyUnwrapped.move()
         }
+        let slot = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<T>.size, alignment: MemoryLayout<T>.alignment)
+        defer { slot.deallocate() }
+        return try hop(block, into: slot, rescue: rescue)
+    }
+
+    /// ``hop(_:rescue:)`` with the result carried in `slot`: uninitialized memory with room
+    /// for a `T`, left uninitialized again.
+    @inline(__always)
+    private func hop<T>(_ block: () throws -> T, into slot: UnsafeMutableRawPointer,
+                        rescue: (any Error) throws -> T) rethrows -> T {
+        var failure: (any Error)?
+        queue.sync {
+            do {
+                slot.initializeMemory(as: T.self, to: try ReadScope.run(for: self, block))
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { return try rescue(failure) }
+        return slot.assumingMemoryBound(to: T.self).move()
     }
 
     // MARK: - Registered objects

@@ -24,16 +24,27 @@ extension SQLiteStore {
     /// result once that transaction committed. `body` may run more than once when the group
     /// has to be retried (another process held the write lock); its last run counts. SQLite
     /// errors become ``PersistenceError``s saying `what` failed.
+    ///
+    /// The body's result goes into a variable of this call, through its address: the write's
+    /// closure captures the address, not the variable (a variable captured by an escaping
+    /// closure is boxed on the heap and checked for exclusive access at each use, about 130
+    /// instructions a save), and no class holds it either (a generic class's `deinit` looked up
+    /// `Optional<T>`'s metadata in the runtime's cache at every save, about 600 instructions,
+    /// beside the allocation). The body writes it on the thread that leads the write's group;
+    /// this thread reads it only after `SQLiteCommitQueue.submit` returned, which happens after
+    /// the group is done (the queue's lock and semaphore order the two).
     func inGroupCommit<T>(_ what: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
-        let result = GroupCommitResult<T>()
-        // The closure only waits in the queue while this call waits for its group, and is
-        // cleared before the call returns.
-        try withoutActuallyEscaping(body) { body in
-            let write = SQLiteCommitQueue.Write(what: what) { connection in result.value = try body(connection) }
-            defer { write.body = nil }
-            try commitQueue.submit(write) { group in commitGroup(group) }
+        var value: T?
+        try withUnsafeMutablePointer(to: &value) { slot in
+            // The closure only waits in the queue while this call waits for its group, and is
+            // cleared before the call returns: `slot` is never used after.
+            try withoutActuallyEscaping(body) { body in
+                let write = SQLiteCommitQueue.Write(what: what) { connection in slot.pointee = try body(connection) }
+                defer { write.body = nil }
+                try commitQueue.submit(write) { group in commitGroup(group) }
+            }
         }
-        guard let result = result.value else {
+        guard let result = value else {
             // Cannot happen: a write without failure ran its body to the end in the committed group.
             throw PersistenceError(.persistentStoreSave, "\(what): the write was not run", path: url?.path)
         }
@@ -177,15 +188,4 @@ extension SQLiteStore {
         if let error = error as? SQLiteError { return error.persistenceError(.sqlite, what, path: url?.path) }
         return error
     }
-}
-
-/// The result of a write's body in ``SQLiteStore/inGroupCommit(_:_:)``.
-///
-/// A class rather than a captured variable: a variable captured by the write's escaping closure
-/// is checked for exclusive access at each use (about 130 instructions a save under callgrind).
-private final class GroupCommitResult<T> {
-    // Unchecked exclusivity: set by the body on the thread that leads the write's group, and
-    // read by the submitting thread only after `SQLiteCommitQueue.submit` returned, which
-    // happens after the group is done (the queue's lock and semaphore order the two).
-    @exclusivity(unchecked) var value: T?
 }
