@@ -179,4 +179,101 @@ struct SaveNotificationTests {
             #expect(seen.value(forKey: "name") as? String == "After")
         }
     }
+
+    /// Every key of a notification is there with its set's type, empty or not, and a
+    /// notification an observer keeps keeps its sets when later saves post theirs (the
+    /// `userInfo` is filled in place between posts and only its filled keys emptied again).
+    @Test func everyKeyHoldsItsSetAndKeptNotificationsKeepTheirs() throws {
+        let url = try M.temporaryDirectory().appendingPathComponent("kept.sqlite")
+        let coordinator = try M.coordinator(type: .sqlite, at: url)
+        let context = M.context(coordinator)
+        let sibling = M.context(coordinator)
+        sibling.automaticallyMergesChangesFromParent = true
+        let recorder = Recorder(context)
+        defer { recorder.stop() }
+        let objectKeys = [ManagedObjectContext.insertedObjectsKey, ManagedObjectContext.updatedObjectsKey, ManagedObjectContext.deletedObjectsKey]
+        let idKeys = [ManagedObjectContext.insertedObjectIDsKey, ManagedObjectContext.updatedObjectIDsKey, ManagedObjectContext.deletedObjectIDsKey]
+        func sets(_ note: Notification) -> [Set<ManagedObject>?] { objectKeys.map { note.userInfo?[$0] as? Set<ManagedObject> } }
+        func idSets(_ note: Notification) -> [Set<ManagedObjectID>?] { idKeys.map { note.userInfo?[$0] as? Set<ManagedObjectID> } }
+        try context.performAndWait {
+            let first = M.insert("Beer", into: context, ["name": "First"])
+            let second = M.insert("Beer", into: context, ["name": "Second"])
+            try context.save()
+            let inserting = recorder.take()
+            #expect(inserting.count == 4)
+            guard inserting.count == 4 else { return }
+            first.setValue("First, renamed", forKey: "name")
+            context.delete(second)
+            try context.save()
+            let changing = recorder.take()
+            #expect(changing.count == 4)
+            guard changing.count == 4 else { return }
+            // A third save fills the inserted keys again, and finds the others emptied.
+            let third = M.insert("Beer", into: context, ["name": "Third"])
+            try context.save()
+            let insertingAgain = recorder.take()
+            #expect(insertingAgain.count == 4)
+            guard insertingAgain.count == 4 else { return }
+            #expect(sets(insertingAgain[0]) == [[third], [], []])
+            #expect(sets(insertingAgain[2]) == [[third], [], []])
+            #expect(idSets(insertingAgain[3]) == [[third.objectID], [], []])
+
+            // The first save's notifications, kept: their sets, and empty sets of the right type.
+            #expect(sets(inserting[0]) == [[first, second], [], []])
+            #expect(sets(inserting[2]) == [[first, second], [], []])
+            #expect(idSets(inserting[3]) == [[first.objectID, second.objectID], [], []])
+            #expect(inserting[2].userInfo?[ManagedObjectContext.savedChangesKey] is SavedChanges)
+            // The second's: no insert, one update, one delete.
+            #expect(sets(changing[0]) == [[], [first], [second]])
+            #expect(sets(changing[2]) == [[], [first], [second]])
+            #expect(idSets(changing[3]) == [[], [first.objectID], [second.objectID]])
+            #expect((changing[3].userInfo?[ManagedObjectContext.savedChangesKey] as? SavedChanges)?.deleted == [second.objectID])
+        }
+        // The sibling merged the saves: its objects-did-change notifications name what it
+        // refreshed and deleted under every key, each a set.
+        let siblingNotes = SiblingRecorder(sibling)
+        defer { siblingNotes.stop() }
+        let firstID = try context.performAndWait {
+            let beer = M.insert("Beer", into: context, ["name": "Seen"])
+            try context.save()
+            return beer.objectID
+        }
+        let seen = try sibling.performAndWait { try sibling.existingObject(with: firstID) }
+        try context.performAndWait {
+            context.object(with: firstID).setValue("Seen again", forKey: "name")
+            try context.save()
+        }
+        sibling.performAndWait {}
+        let merged = siblingNotes.take()
+        let keys = [ManagedObjectContext.refreshedObjectsKey, ManagedObjectContext.deletedObjectsKey,
+                    ManagedObjectContext.insertedObjectsKey, ManagedObjectContext.updatedObjectsKey]
+        #expect(merged.last.map { note in keys.map { note.userInfo?[$0] as? Set<ManagedObject> } } == [[seen], [], [], []])
+    }
+
+    /// The objects-did-change notifications of one context (a merging sibling).
+    final class SiblingRecorder: @unchecked Sendable {
+        // @unchecked Sendable: `notes` is guarded by `lock`.
+        private let lock = NSLock()
+        private var notes: [Notification] = []
+        private var observer: NSObjectProtocol?
+
+        init(_ context: ManagedObjectContext) {
+            observer = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didChangeObjectsNotification,
+                                                              object: context, queue: nil) { [weak self] note in
+                guard let self else { return }
+                self.lock.lock()
+                self.notes.append(note)
+                self.lock.unlock()
+            }
+        }
+
+        func stop() { if let observer { NotificationCenter.default.removeObserver(observer) } }
+
+        /// The notifications recorded so far.
+        func take() -> [Notification] {
+            lock.lock()
+            defer { lock.unlock() }
+            return notes
+        }
+    }
 }

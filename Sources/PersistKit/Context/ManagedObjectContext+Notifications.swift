@@ -31,16 +31,22 @@ extension ManagedObjectContext {
     /// The whole ``SavedChanges`` of a save, for ``mergeChanges(fromContextDidSave:)``.
     public static let savedChangesKey = "PersistKitSavedChanges"
 
-    // The `userInfo` layouts of the notifications posted at every save. `nonisolated(unsafe)`:
+    // The `userInfo` layouts of the notifications posted at every save, each key holding an
+    // empty set (or empty saved changes) unless a post fills it. `nonisolated(unsafe)`:
     // immutable once built (a `let`), and each post works on its own copy (its thread's).
-    nonisolated(unsafe) static let objectsUserInfo = NotificationUserInfoTemplate(keys: [insertedObjectsKey, updatedObjectsKey, deletedObjectsKey])
+    nonisolated(unsafe) static let objectsUserInfo = NotificationUserInfoTemplate(
+        keys: [insertedObjectsKey, updatedObjectsKey, deletedObjectsKey],
+        emptyValues: [Set<ManagedObject>(), Set<ManagedObject>(), Set<ManagedObject>()])
     nonisolated(unsafe) static let savedObjectsUserInfo = NotificationUserInfoTemplate(
-        keys: [insertedObjectsKey, updatedObjectsKey, deletedObjectsKey, savedChangesKey])
+        keys: [insertedObjectsKey, updatedObjectsKey, deletedObjectsKey, savedChangesKey],
+        emptyValues: [Set<ManagedObject>(), Set<ManagedObject>(), Set<ManagedObject>(), SavedChanges()])
     nonisolated(unsafe) static let savedObjectIDsUserInfo = NotificationUserInfoTemplate(
-        keys: [insertedObjectIDsKey, updatedObjectIDsKey, deletedObjectIDsKey, savedChangesKey])
+        keys: [insertedObjectIDsKey, updatedObjectIDsKey, deletedObjectIDsKey, savedChangesKey],
+        emptyValues: [Set<ManagedObjectID>(), Set<ManagedObjectID>(), Set<ManagedObjectID>(), SavedChanges()])
     /// The objects-did-change notification of a merge of another context's save.
     nonisolated(unsafe) static let mergedObjectsUserInfo = NotificationUserInfoTemplate(
-        keys: [refreshedObjectsKey, deletedObjectsKey, insertedObjectsKey, updatedObjectsKey])
+        keys: [refreshedObjectsKey, deletedObjectsKey, insertedObjectsKey, updatedObjectsKey],
+        emptyValues: [Set<ManagedObject>(), Set<ManagedObject>(), Set<ManagedObject>(), Set<ManagedObject>()])
 
     /// Whether the context posts its notifications: ``didChangeObjectsNotification``,
     /// ``willSaveObjectsNotification``, ``didSaveObjectsNotification`` and
@@ -108,7 +114,8 @@ extension ManagedObjectContext {
         Self.clearPending(&unprocessedUpdated)
         Self.clearPending(&unprocessedDeleted)
         if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return [] }
-        Self.objectsUserInfo.post(Self.didChangeObjectsNotification, object: self, inserted, updated, deleted)
+        Self.objectsUserInfo.post(Self.didChangeObjectsNotification, object: self,
+                                  inserted, updated, deleted)
         return inserted
     }
 

@@ -634,10 +634,10 @@ extension ManagedObjectContext {
             // The saved changes are boxed once and shared by both notifications.
             let boxedChanges: Any = changes
             Self.savedObjectsUserInfo.post(Self.didSaveObjectsNotification, object: self,
-                                           insertedSet ?? Set(members: inserted), Set(members: updated), Set(members: deleted), boxedChanges)
+                                           insertedSet ?? Set(members: inserted), Set(members: updated), Set(members: deleted), last: boxedChanges)
             Self.savedObjectIDsUserInfo.post(Self.didSaveObjectIDsNotification, object: self,
                                              Set(members: changes.inserted), changes.updated.isEmpty ? Set<ManagedObjectID>() : Set(members: changes.updatedIDs),
-                                             Set(members: changes.deleted), boxedChanges)
+                                             Set(members: changes.deleted), last: boxedChanges)
         }
         let saved = changes
         if hasChildren {
