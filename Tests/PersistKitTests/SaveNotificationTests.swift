@@ -229,9 +229,9 @@ struct SaveNotificationTests {
             #expect(idSets(changing[3]) == [[], [first.objectID], [second.objectID]])
             #expect((changing[3].userInfo?[ManagedObjectContext.savedChangesKey] as? SavedChanges)?.deleted == [second.objectID])
         }
-        // The sibling merged the saves: its objects-did-change notifications name what it
-        // refreshed and deleted under every key, each a set.
-        let siblingNotes = SiblingRecorder(sibling)
+        // A sibling merges the next saves: its objects-did-change notifications (all it posts,
+        // saving nothing) name what it refreshed and deleted under every key, each a set.
+        let siblingNotes = Recorder(sibling)
         defer { siblingNotes.stop() }
         let firstID = try context.performAndWait {
             let beer = M.insert("Beer", into: context, ["name": "Seen"])
@@ -245,35 +245,9 @@ struct SaveNotificationTests {
         }
         sibling.performAndWait {}
         let merged = siblingNotes.take()
+        #expect(merged.allSatisfy { $0.name == ManagedObjectContext.didChangeObjectsNotification })
         let keys = [ManagedObjectContext.refreshedObjectsKey, ManagedObjectContext.deletedObjectsKey,
                     ManagedObjectContext.insertedObjectsKey, ManagedObjectContext.updatedObjectsKey]
         #expect(merged.last.map { note in keys.map { note.userInfo?[$0] as? Set<ManagedObject> } } == [[seen], [], [], []])
-    }
-
-    /// The objects-did-change notifications of one context (a merging sibling).
-    final class SiblingRecorder: @unchecked Sendable {
-        // @unchecked Sendable: `notes` is guarded by `lock`.
-        private let lock = NSLock()
-        private var notes: [Notification] = []
-        private var observer: NSObjectProtocol?
-
-        init(_ context: ManagedObjectContext) {
-            observer = NotificationCenter.default.addObserver(forName: ManagedObjectContext.didChangeObjectsNotification,
-                                                              object: context, queue: nil) { [weak self] note in
-                guard let self else { return }
-                self.lock.lock()
-                self.notes.append(note)
-                self.lock.unlock()
-            }
-        }
-
-        func stop() { if let observer { NotificationCenter.default.removeObserver(observer) } }
-
-        /// The notifications recorded so far.
-        func take() -> [Notification] {
-            lock.lock()
-            defer { lock.unlock() }
-            return notes
-        }
     }
 }

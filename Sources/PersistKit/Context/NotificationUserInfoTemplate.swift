@@ -66,10 +66,7 @@ struct NotificationUserInfoTemplate {
                                  _ first: Set<Element>, _ second: Set<Element>, _ third: Set<Element>) {
         precondition(indices.count == 3, "NotificationUserInfoTemplate: \(indices.count) keys, three sets")
         var userInfo = takeThreadCopy()
-        var filled = 0
-        fill(first, at: 0, into: &userInfo, filled: &filled)
-        fill(second, at: 1, into: &userInfo, filled: &filled)
-        fill(third, at: 2, into: &userInfo, filled: &filled)
+        let filled = fill(first, second, third, into: &userInfo)
         post(name, object: object, &userInfo, filled: filled)
     }
 
@@ -79,13 +76,9 @@ struct NotificationUserInfoTemplate {
                                  _ first: Set<Element>, _ second: Set<Element>, _ third: Set<Element>, last: Any) {
         precondition(indices.count == 4, "NotificationUserInfoTemplate: \(indices.count) keys, four values")
         var userInfo = takeThreadCopy()
-        var filled = 0
-        fill(first, at: 0, into: &userInfo, filled: &filled)
-        fill(second, at: 1, into: &userInfo, filled: &filled)
-        fill(third, at: 2, into: &userInfo, filled: &filled)
+        let filled = fill(first, second, third, into: &userInfo)
         userInfo.values[indices[3]] = last
-        filled |= 8
-        post(name, object: object, &userInfo, filled: filled)
+        post(name, object: object, &userInfo, filled: filled | 8)
     }
 
     /// Posts `name` from `object` with this four-key template's keys set to the four sets.
@@ -93,12 +86,21 @@ struct NotificationUserInfoTemplate {
                                  _ first: Set<Element>, _ second: Set<Element>, _ third: Set<Element>, _ fourth: Set<Element>) {
         precondition(indices.count == 4, "NotificationUserInfoTemplate: \(indices.count) keys, four sets")
         var userInfo = takeThreadCopy()
+        var filled = fill(first, second, third, into: &userInfo)
+        fill(fourth, at: 3, into: &userInfo, filled: &filled)
+        post(name, object: object, &userInfo, filled: filled)
+    }
+
+    /// Sets the first three keys to the sets that are not empty, and returns which it set, one
+    /// bit a slot.
+    @inline(__always)
+    private func fill<Element: Hashable>(_ first: Set<Element>, _ second: Set<Element>, _ third: Set<Element>,
+                                         into userInfo: inout [AnyHashable: Any]) -> Int {
         var filled = 0
         fill(first, at: 0, into: &userInfo, filled: &filled)
         fill(second, at: 1, into: &userInfo, filled: &filled)
         fill(third, at: 2, into: &userInfo, filled: &filled)
-        fill(fourth, at: 3, into: &userInfo, filled: &filled)
-        post(name, object: object, &userInfo, filled: filled)
+        return filled
     }
 
     /// Sets the key at `slot` to `set` unless it is empty (the key holds its empty set then),
