@@ -114,8 +114,7 @@ extension ManagedObjectContext {
         Self.clearPending(&unprocessedUpdated)
         Self.clearPending(&unprocessedDeleted)
         if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return [] }
-        Self.objectsUserInfo.post(Self.didChangeObjectsNotification, object: self,
-                                  inserted, updated, deleted)
+        Self.objectsUserInfo.post(Self.didChangeObjectsNotification, object: self, inserted, updated, deleted)
         return inserted
     }
 
