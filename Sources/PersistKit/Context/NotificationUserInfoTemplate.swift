@@ -22,7 +22,9 @@ import Foundation
 struct NotificationUserInfoTemplate {
     private let dictionary: [AnyHashable: Any]
     private let indices: [Dictionary<AnyHashable, Any>.Index]
-    /// Each key's empty value, in the order of the keys.
+    /// Each key's empty value, in the order of the keys. The template's own values are the
+    /// same, but reading them back through `dictionary.values[index]` to empty a filled key
+    /// cost more (about 230 instructions a save of one object, under callgrind) than this copy.
     private let emptyValues: [Any]
     /// The thread-specific slot holding this template's copy for the thread (a retained
     /// ``ThreadCopy``, released when the thread ends).
