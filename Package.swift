@@ -33,9 +33,14 @@ let package = Package(
         .systemLibrary(
             name: "CEpoll"
         ),
+        // The VFS that writes a commit's WAL frames with one system call (docs/stores.md, "WAL writes").
+        .target(
+            name: "CWALWriteVFS",
+            dependencies: ["CSQLite"]
+        ),
         .target(
             name: "PersistKit",
-            dependencies: ["CSQLite"]
+            dependencies: ["CSQLite", "CWALWriteVFS"]
         ),
         // Test support only (docs/RELIABILITY.md): a SQLite VFS that fails chosen writes and
         // syncs and simulates power loss. Never linked into persistd or persistctl.

@@ -38,8 +38,10 @@ public struct StoreOptions: Sendable, Hashable {
     /// or `nil` (the default) for SQLite's default one; a migration's connection uses it too.
     /// The VFS must be registered first
     /// (`sqlite3_vfs_register`); an unknown name fails to open with
-    /// ``PersistenceError/Code/persistentStoreOpen``. Tests use it to inject I/O faults
-    /// (see `docs/stores.md`). persistd's own option; Core Data has none.
+    /// ``PersistenceError/Code/persistentStoreOpen``. The store's WAL is written through a VFS
+    /// of PersistKit's layered over it, which writes a commit's frames with one call (`docs/stores.md`,
+    /// "WAL writes"). Tests use it to inject I/O faults (see `docs/stores.md`). persistd's own
+    /// option; Core Data has none.
     public var sqliteVFSName: String? = nil
 
     /// Creates store options; by default stores migrate with inferred mappings, as

@@ -96,7 +96,7 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         self.threshold = threshold
         let (product, overflow) = threshold.multipliedReportingOverflow(by: Self.limitFactor)
         self.limit = overflow ? Int32.max : product
-        connection = try SQLiteConnection(path: path, flags: [.readWrite, .noMutex], vfs: vfs)
+        connection = try SQLiteConnection(path: path, flags: [.readWrite, .noMutex], vfs: SQLiteWALWriteVFS.name(over: vfs))
         do {
             _ = try connection.int64("SELECT COUNT(*) FROM sqlite_master")
         } catch {

@@ -202,7 +202,8 @@ extension SQLiteStore {
             throw PersistenceError(.persistentStoreOpen, "the store file does not exist", path: url.path)
         }
         do {
-            let connection = try SQLiteConnection(path: url.path, flags: readOnly ? [.readOnly, .noMutex] : [.readWrite, .noMutex], vfs: vfs)
+            let connection = try SQLiteConnection(path: url.path, flags: readOnly ? [.readOnly, .noMutex] : [.readWrite, .noMutex],
+                                                  vfs: SQLiteWALWriteVFS.name(over: vfs))
             connection.setBusyTimeout(seconds: 5)
             connection.registerFunctions()
             return connection

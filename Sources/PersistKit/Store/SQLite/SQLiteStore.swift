@@ -156,7 +156,7 @@ public final class SQLiteStore: PersistentStore {
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection(path: path, flags: options.readOnly ? [.readOnly, .noMutex] : [.readWrite, .create, .noMutex],
-                                              vfs: options.sqliteVFSName)
+                                              vfs: SQLiteWALWriteVFS.name(over: options.sqliteVFSName))
         } catch {
             throw PersistenceError(.persistentStoreOpen, "the store file could not be opened", path: path, underlying: error.description)
         }
