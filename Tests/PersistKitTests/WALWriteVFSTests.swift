@@ -103,6 +103,47 @@ struct WALWriteVFSTests {
         #expect(try reader.strings("PRAGMA integrity_check") == ["ok"])
     }
 
+    @Test("a spilled transaction whose N-th write fails, for N = 1, 2, … until it commits, leaves nothing readable; then it commits whole")
+    func everyWriteOfASpilledTransactionFails() throws {
+        let directory = try SQLiteTestSupport.temporaryDirectory()
+        let scope = try FaultScope(directory: directory)
+        let path = directory.appendingPathComponent("spilled.sqlite").path
+        let writer = try Self.writer(at: path, below: FaultScope.vfsName)
+        defer { try? writer.close() }
+        try writer.setPragma("cache_size", "5")
+        let reader = try SQLiteConnection(path: path)
+        defer { try? reader.close() }
+        let rows = 300
+        var failed = 0
+        for n in 1...200 {
+            scope.arm(.write, at: n, error: FaultScope.Code.ioErrWrite)
+            do {
+                try writer.inTransaction {
+                    for row in 0..<rows {
+                        try writer.execute("INSERT INTO t (a, b) VALUES (?, ?)",
+                                           [.string("row \(row)"), .data(Data(repeating: UInt8(row % 251), count: 700))])
+                    }
+                }
+            } catch let error as SQLiteError {
+                #expect(error.resultCode == 10, "write \(n): \(error)")
+                failed += 1
+                scope.disarm()
+                #expect(try reader.int64("SELECT count(*) FROM t") == 0, "write \(n) failed, yet rows are readable")
+                #expect(try reader.strings("PRAGMA integrity_check") == ["ok"])
+                continue
+            }
+            scope.disarm()
+            break
+        }
+        print("WAL writes: a spilled transaction of \(rows) rows failed at each of its first \(failed) writes, then committed")
+        // About 300 × 750 bytes of frames, more than the buffer holds: at least two full
+        // buffers went down before the commit's write, and each of those writes was failed once.
+        #expect(failed >= 3, "only \(failed) writes failed before the transaction committed")
+        #expect(try reader.int64("SELECT count(*) FROM t") == Int64(rows))
+        #expect(try reader.int64("SELECT sum(length(b)) FROM t") == Int64(rows * 700))
+        #expect(try reader.strings("PRAGMA integrity_check") == ["ok"])
+    }
+
     @Test("a store's save of one object with persistent history commits its five pages with one write")
     func storeSaveIsOneWrite() throws {
         let url = try SQLiteTestSupport.temporaryDirectory().appendingPathComponent("store.sqlite")
