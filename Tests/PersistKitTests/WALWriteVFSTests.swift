@@ -26,6 +26,35 @@ struct WALWriteVFSTests {
         return (now.received - since.received, now.issued - since.issued)
     }
 
+    /// Inserts `rows` rows of 700-byte blobs into `t` through `connection`.
+    static func insertRows(_ rows: Int, through connection: SQLiteConnection) throws {
+        for row in 0..<rows {
+            try connection.execute("INSERT INTO t (a, b) VALUES (?, ?)",
+                                   [.string("row \(row)"), .data(Data(repeating: UInt8(row % 251), count: 700))])
+        }
+    }
+
+    /// A writer through the WAL-writing VFS over the fault-injecting one, in a directory of its
+    /// own whose faults `scope` arms, and a reader of the same store through SQLite's own VFS.
+    struct Faulting {
+        let scope: FaultScope
+        let writer: SQLiteConnection
+        let reader: SQLiteConnection
+
+        init() throws {
+            let directory = try SQLiteTestSupport.temporaryDirectory()
+            scope = try FaultScope(directory: directory)
+            let path = directory.appendingPathComponent("faulting.sqlite").path
+            writer = try WALWriteVFSTests.writer(at: path, below: FaultScope.vfsName)
+            reader = try SQLiteConnection(path: path)
+        }
+
+        func close() {
+            try? writer.close()
+            try? reader.close()
+        }
+    }
+
     @Test("a commit's frames reach the file in one write, and a connection through SQLite's own VFS reads the commit at once")
     func oneWritePerCommit() throws {
         let path = try SQLiteTestSupport.temporaryDirectory().appendingPathComponent("one.sqlite").path
@@ -57,10 +86,7 @@ struct WALWriteVFSTests {
         let before = try #require(SQLiteWALWriteVFS.counts(of: writer))
         let rows = 600
         try writer.inTransaction {
-            for row in 0..<rows {
-                try writer.execute("INSERT INTO t (a, b) VALUES (?, ?)",
-                                   [.string("row \(row)"), .data(Data(repeating: UInt8(row % 251), count: 700))])
-            }
+            try Self.insertRows(rows, through: writer)
             #expect(try writer.int64("SELECT count(*) FROM t") == Int64(rows))
             #expect(try writer.int64("SELECT sum(length(b)) FROM t") == Int64(rows * 700))
         }
@@ -78,11 +104,9 @@ struct WALWriteVFSTests {
 
     @Test("a commit whose one write fails fails whole, leaves nothing behind, and the next commit goes on")
     func failedWriteFailsTheCommit() throws {
-        let directory = try SQLiteTestSupport.temporaryDirectory()
-        let scope = try FaultScope(directory: directory)
-        let path = directory.appendingPathComponent("failing.sqlite").path
-        let writer = try Self.writer(at: path, below: FaultScope.vfsName)
-        defer { try? writer.close() }
+        let faulting = try Faulting()
+        defer { faulting.close() }
+        let (scope, writer, reader) = (faulting.scope, faulting.writer, faulting.reader)
         #expect(SQLiteWALWriteVFS.counts(of: writer) != nil)
         scope.arm(.write, at: 1, error: FaultScope.Code.ioErrWrite)
         let error = #expect(throws: SQLiteError.self) {
@@ -95,8 +119,6 @@ struct WALWriteVFSTests {
         #expect(scope.count(.write) == 1)
         #expect(scope.injected == 1)
         scope.disarm()
-        let reader = try SQLiteConnection(path: path)
-        defer { try? reader.close() }
         #expect(try reader.int64("SELECT count(*) FROM t") == 0)
         try writer.execute("INSERT INTO t (a) VALUES (?)", [.string("kept")])
         #expect(try reader.strings("SELECT a FROM t") == ["kept"])
@@ -105,25 +127,16 @@ struct WALWriteVFSTests {
 
     @Test("a spilled transaction whose N-th write fails, for N = 1, 2, … until it commits, leaves nothing readable; then it commits whole")
     func everyWriteOfASpilledTransactionFails() throws {
-        let directory = try SQLiteTestSupport.temporaryDirectory()
-        let scope = try FaultScope(directory: directory)
-        let path = directory.appendingPathComponent("spilled.sqlite").path
-        let writer = try Self.writer(at: path, below: FaultScope.vfsName)
-        defer { try? writer.close() }
+        let faulting = try Faulting()
+        defer { faulting.close() }
+        let (scope, writer, reader) = (faulting.scope, faulting.writer, faulting.reader)
         try writer.setPragma("cache_size", "5")
-        let reader = try SQLiteConnection(path: path)
-        defer { try? reader.close() }
         let rows = 300
         var failed = 0
         for n in 1...200 {
             scope.arm(.write, at: n, error: FaultScope.Code.ioErrWrite)
             do {
-                try writer.inTransaction {
-                    for row in 0..<rows {
-                        try writer.execute("INSERT INTO t (a, b) VALUES (?, ?)",
-                                           [.string("row \(row)"), .data(Data(repeating: UInt8(row % 251), count: 700))])
-                    }
-                }
+                try writer.inTransaction { try Self.insertRows(rows, through: writer) }
             } catch let error as SQLiteError {
                 #expect(error.resultCode == 10, "write \(n): \(error)")
                 failed += 1
