@@ -26,7 +26,7 @@ typedef struct WALFile {
     unsigned char *buffer;
     sqlite3_int64 start;
     int length;
-    /// The write just gathered was the header of a commit frame: its page writes everything.
+    /// The last write was the header of a commit frame: the next one, its page, writes everything.
     int commitPageNext;
     int64_t received;
     int64_t issued;
@@ -53,7 +53,6 @@ static int flush(WALFile *f) {
     if (f->length == 0) return SQLITE_OK;
     int length = f->length;
     f->length = 0;
-    f->commitPageNext = 0;
     f->issued += 1;
     return f->below->pMethods->xWrite(f->below, f->buffer, length, f->start);
 }
@@ -74,37 +73,36 @@ static int walRead(sqlite3_file *file, void *data, int amount, sqlite3_int64 off
     return f->below->pMethods->xRead(f->below, data, amount, offset);
 }
 
-static int walWrite(sqlite3_file *file, const void *data, int amount, sqlite3_int64 offset) {
-    WALFile *f = (WALFile *)file;
-    f->received += 1;
-    // Taken before a flush below clears it: a commit frame's page is written before this returns.
-    int commitPage = f->commitPageNext;
+/// Gathers `amount` bytes meant for `offset` after what is gathered, or, when they do not
+/// continue it or do not fit, writes that first and starts again with them; a write larger than
+/// the buffer (or any, when the buffer cannot be had) goes down by itself.
+static int gather(WALFile *f, const void *data, int amount, sqlite3_int64 offset) {
     int continues = f->length > 0 && offset == f->start + f->length && f->length + amount <= BUFFER_CAPACITY;
     if (!continues) {
         int rc = flush(f);
         if (rc != SQLITE_OK) return rc;
-        if (amount > BUFFER_CAPACITY) {
+        if (!f->buffer && amount <= BUFFER_CAPACITY) f->buffer = sqlite3_malloc(BUFFER_CAPACITY);
+        if (!f->buffer || amount > BUFFER_CAPACITY) {
             f->issued += 1;
             return f->below->pMethods->xWrite(f->below, data, amount, offset);
-        }
-        if (!f->buffer) {
-            f->buffer = sqlite3_malloc(BUFFER_CAPACITY);
-            if (!f->buffer) {
-                f->issued += 1;
-                return f->below->pMethods->xWrite(f->below, data, amount, offset);
-            }
         }
         f->start = offset;
     }
     memcpy(f->buffer + f->length, data, (size_t)amount);
     f->length += amount;
-    if (commitPage) return flush(f);
-    // A commit frame's header names the database's size after the commit (bytes 4 to 7).
-    if (amount == FRAME_HEADER_SIZE) {
-        const unsigned char *header = data;
-        f->commitPageNext = (header[4] | header[5] | header[6] | header[7]) != 0;
-    }
     return SQLITE_OK;
+}
+
+static int walWrite(sqlite3_file *file, const void *data, int amount, sqlite3_int64 offset) {
+    WALFile *f = (WALFile *)file;
+    f->received += 1;
+    int rc = gather(f, data, amount, offset);
+    // A commit frame's page: the commit is written before this returns.
+    if (rc == SQLITE_OK && f->commitPageNext) rc = flush(f);
+    // A commit frame's header names the database's size after the commit (bytes 4 to 7).
+    const unsigned char *header = data;
+    f->commitPageNext = rc == SQLITE_OK && amount == FRAME_HEADER_SIZE && (header[4] | header[5] | header[6] | header[7]) != 0;
+    return rc;
 }
 
 static int walTruncate(sqlite3_file *file, sqlite3_int64 size) {
