@@ -145,11 +145,19 @@ struct AbuseLimitsTests {
 
     @Test("a catastrophically backtracking MATCHES on one row is stopped by the query time limit")
     func matchesTimeLimit() throws {
-        let daemon = try DaemonHarness.start(["--query-timeout", "0.5"])
+        // `^(a+)+b$` against 40 a's and a c backtracks through 2^40 ways to split the a's. ICU
+        // gives such a match up by itself after a fixed amount of work, and NSRegularExpression
+        // then reports no match (about 0.5 s on an idle machine of the CI's kind, longer on a
+        // slower or busier one): the limit must fall well before that, or the reply is an empty
+        // result instead of query_timeout. A quarter of what it takes here, and at most 0.25 s:
+        // timed while other tests load the machine, it can come out longer than the daemon's.
+        let name = String(repeating: "a", count: 40) + "c"
+        let abandonedAfter = Self.secondsUntilICUAbandons("^(?:(a+)+b)$", on: name)
+        let limit = min(0.25, max(0.05, abandonedAfter / 4))
+        let daemon = try DaemonHarness.start(["--query-timeout", String(format: "%.3f", limit)])
         defer { daemon.stop() }
         let writer = try daemon.connect()
-        // `^(a+)+b$` against 40 a's and a c backtracks through 2^40 ways to split the a's.
-        _ = try writer.result(["op": "insert", "entity": "Person", "values": ["name": .string(String(repeating: "a", count: 40) + "c")]])
+        _ = try writer.result(["op": "insert", "entity": "Person", "values": ["name": .string(name)]])
         _ = try writer.result(["op": "save"])
         let socketPath = daemon.socketPath
         let started = Date()
@@ -162,10 +170,22 @@ struct AbuseLimitsTests {
         #expect(try other.result(["op": "ping"]) == ["pong": true])
         let reply = try slow.value()
         #expect(reply["error"]?["code"] == "query_timeout", "\(reply.encoded)")
-        #expect(Date().timeIntervalSince(started) < 30) // 0.5 s, and a loaded 2-core CI machine
+        #expect(Date().timeIntervalSince(started) < 30) // the limit, and a loaded 2-core CI machine
         // A pattern that matches quickly still does, with the limit in place.
         #expect(try other.result(["op": "count", "entity": "Person", "predicate": #"name MATCHES "a+c""#]) == ["count": 1])
         #expect(try other.result(["op": "count", "entity": "Person", "predicate": #"name MATCHES "a+b""#]) == ["count": 0])
+    }
+
+    /// How long NSRegularExpression takes, in this process, to give up matching `pattern`
+    /// against `subject` by itself (reporting no match), timed once.
+    private static func secondsUntilICUAbandons(_ pattern: String, on subject: String) -> Double {
+        // The pattern is a literal that compiles.
+        let expression = try! NSRegularExpression(pattern: pattern)
+        let started = ContinuousClock.now
+        let found = expression.firstMatch(in: subject, options: [.anchored], range: NSRange(subject.startIndex..., in: subject))
+        let elapsed = ContinuousClock.now - started
+        #expect(found == nil)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
     @Test("out of file descriptors: waiting peers are refused with the reason, and service resumes")
