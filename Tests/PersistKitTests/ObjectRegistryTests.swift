@@ -79,7 +79,7 @@ struct ObjectRegistryTests {
         #expect(Set(registry.values) == Set(made))
         var visited: [ManagedObject] = []
         registry.forEachObject { object in
-            #expect(registry[object.objectKey] === object)
+            #expect(registry.objectWithoutFiling(forKey: object.objectKey) === object)
             visited.append(object)
         }
         #expect(Set(visited) == Set(made) && visited.count == 3)
@@ -224,15 +224,31 @@ struct ObjectRegistryTests {
         }
     }
 
-    @Test func manyIDsGivenAtASaveInvalidate() throws {
+    @Test func manyIDsGivenAtASaveToFiledObjectsInvalidate() throws {
         let context = M.context(try seeded())
         try context.performAndWait {
             let all = try breweries(context)
             // More inserted objects than a quarter of the registry, each moved to its permanent key.
-            for index in 0..<100 { _ = M.insert("Beer", into: context, ["name": "New \(index)"]) }
+            let inserted = (0..<100).map { M.insert("Beer", into: context, ["name": "New \($0)"]) }
+            // A look-up files the inserted objects in the table, so the save moves them there.
+            #expect(context.registeredObject(for: inserted[0].objectID) === inserted[0])
             try context.save()
             #expect(!usesRecordedMembers(all[0]))
             #expect(checkedMembers(all[0]).count == 3)
+        }
+    }
+
+    @Test func manyIDsGivenAtASaveToUnfiledObjectsLetGoOfNothing() throws {
+        let context = M.context(try seeded())
+        try context.performAndWait {
+            let all = try breweries(context)
+            let before = checkedMembers(all[0])
+            // Inserted objects wait unfiled: their new keys move nothing in the table.
+            let inserted = (0..<100).map { M.insert("Beer", into: context, ["name": "New \($0)"]) }
+            try context.save()
+            #expect(usesRecordedMembers(all[0]))
+            #expect(checkedMembers(all[0]) == before)
+            for beer in inserted { #expect(context.registeredObject(for: beer.objectID) === beer) }
         }
     }
 }

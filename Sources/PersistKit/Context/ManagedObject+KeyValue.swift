@@ -242,7 +242,7 @@ extension ManagedObject {
         guard let objects = recordedMemberObjects(named: relationship.name, generation: context.registryGeneration) else { return nil }
         #if DEBUG
         for member in objects {
-            assert(context.registered[member.objectKey] === member, "ToManyState: a recorded member is no longer registered")
+            assert(context.registered.objectWithoutFiling(forKey: member.objectKey) === member, "ToManyState: a recorded member is no longer registered")
         }
         #endif
         return objects

@@ -143,13 +143,21 @@ extension ManagedObjectContext {
             // Without a class asked for, the answer starts (and stays) `false`.
             let exactClass = objectClass.map { ObjectIdentifier($0) }
             var allOfClass = exactClass != nil
+            // With no object of the entities it reads registered, none of the fetch's rows
+            // (each key once) can find one: each object is registered without a look-up.
+            let unfiled = registersUnfiled(entity, includesSubentities: request.includesSubentities)
             try store.fetch(storeRequest, expect: { rowCount in
                 // Room for every row at once, told after the first rows of a large fetch: the
                 // registry grows once instead of rehashing at every doubling.
                 objects.reserveCapacity(rowCount)
-                registered.reserveCapacity(registered.count + max(0, rowCount - objects.count))
+                if unfiled {
+                    registered.reserveUnfiledCapacity(registered.count + max(0, rowCount - objects.count))
+                } else {
+                    registered.reserveCapacity(registered.count + max(0, rowCount - objects.count))
+                }
             }, eachRowParts: { key, entity, id, version, values in
-                objects.append(materialize(key, entity, id, version, &values, isRoot: isRoot))
+                objects.append(unfiled ? materializeUnfiled(key, entity, id, version, &values, isRoot: isRoot)
+                                       : materialize(key, entity, id, version, &values, isRoot: isRoot))
                 // Looked at in the array: a local checked before the append was retained and
                 // released once more. Only while the answer can still be `true`: not at all
                 // without a class asked for, nor after the first object of another class.
@@ -219,6 +227,31 @@ extension ManagedObjectContext {
         // A new fault, or a registered fault, holds the row; a realized object keeps its values.
         let object = registeredObject(for: row)
         if object._isFault && isRoot { object.pendingRow = CommittedState(row) }
+        return object
+    }
+
+    /// Whether no object of `entity` (nor of its subentities, when the fetch includes them) is
+    /// registered, so a fetch's rows can be registered with
+    /// ``ObjectRegistry/appendUnfiled(_:)``.
+    func registersUnfiled(_ entity: EntityDescription, includesSubentities: Bool) -> Bool {
+        guard registered.hasNoObjects(ofEntity: ObjectIdentifier(entity)) else { return false }
+        guard includesSubentities else { return true }
+        return entity.subentities.allSatisfy { registersUnfiled($0, includesSubentities: true) }
+    }
+
+    /// ``materialize(_:_:_:_:_:isRoot:)`` for a row whose key the registry does not hold
+    /// (``registersUnfiled(_:includesSubentities:)``): a new fault, registered without a
+    /// look-up, holds the row.
+    @inline(__always)
+    func materializeUnfiled(_ key: ObjectKey, _ entity: EntityDescription, _ id: ManagedObjectID?, _ version: Int64,
+                            _ values: inout SlotValues, isRoot: Bool) -> ManagedObject {
+        let object = id.map { makeFault($0) } ?? makeFault(key, entity: entity)
+        registered.appendUnfiled(object)
+        if isRoot {
+            let taken = consume values
+            values = SlotValues()
+            object.pendingRow = CommittedState(version: version, values: taken)
+        }
         return object
     }
 

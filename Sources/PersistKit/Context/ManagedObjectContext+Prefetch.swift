@@ -114,6 +114,9 @@ extension ManagedObjectContext {
             // repeat no object, so they need no check against `seen` (only objects added above do).
             let disjoint = relationship.inverseRelationship.map { !$0.isToMany } ?? false
             let checked = !next.objects.isEmpty || !disjoint
+            // Rows that repeat no object, of entities with none registered, find none: each is
+            // registered without a look-up.
+            let unfiled = disjoint && relationship.destinationEntity.map { registersUnfiled($0, includesSubentities: true) } == true
             // Taken before any member is looked up: a registry that lets go of an object while
             // they are (none does) leaves the recorded members unused.
             let generation = registryGeneration
@@ -126,9 +129,14 @@ extension ManagedObjectContext {
             var sourcesSoFar = 0
             try store.prefetchDestinations(of: needing.map(\.objectID), relationship: relationship, expect: { rowCount in
                 if gathering { next.objects.reserveCapacity(next.objects.count + rowCount) }
-                registered.reserveCapacity(registered.count + rowCount)
+                if unfiled {
+                    registered.reserveUnfiledCapacity(registered.count + rowCount)
+                } else {
+                    registered.reserveCapacity(registered.count + rowCount)
+                }
             }, eachRowParts: { index, key, entity, id, version, values in
-                let object = materialize(key, entity, id, version, &values, isRoot: true)
+                let object = unfiled ? materializeUnfiled(key, entity, id, version, &values, isRoot: true)
+                                     : materialize(key, entity, id, version, &values, isRoot: true)
                 // A source's array is made at its first member with room for the sources' mean
                 // so far (plus one), not grown from empty through several reallocations.
                 if members[index].capacity == 0 {

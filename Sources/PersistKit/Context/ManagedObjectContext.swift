@@ -345,11 +345,18 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         onQueue {
             precondition(!object.isRegisteredInAnyContext || object.isRegistered(in: self),
                          "ManagedObjectContext: an object can be inserted into one context only")
-            if object._isInserted && object.isRegistered(in: self) { return }
+            let wasRegistered = object.isRegistered(in: self)
+            if object._isInserted && wasRegistered { return }
             object.managedObjectContext = self
             object._isInserted = true
-            // By key: a new object's temporary ID is made only when asked for.
-            registered[object.objectKey] = object
+            if object.hasTemporaryID && !wasRegistered {
+                // Its temporary key is the process's only one: no look-up can find another
+                // object under it, so it is registered unfiled (``ObjectRegistry/appendUnfiled(_:)``).
+                registered.appendUnfiled(object)
+            } else {
+                // By key: a new object's temporary ID is made only when asked for.
+                registered[object.objectKey] = object
+            }
             // Not listed yet: an object inserted in this context returned above.
             insertedInOrder.append(object)
             unprocessedInserted.append(object)
@@ -462,7 +469,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
 
     /// A new, unregistered fault for `objectID` belonging to this context.
     @inline(__always)
-    private func makeFault(_ objectID: ManagedObjectID) -> ManagedObject {
+    func makeFault(_ objectID: ManagedObjectID) -> ManagedObject {
         let object = objectID.entity.managedObjectClass.init(fault: objectID)
         object.managedObjectContext = self
         return object
@@ -471,7 +478,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// A new, unregistered fault for `key` (of `entity`) belonging to this context, its ID
     /// made only when asked.
     @inline(__always)
-    private func makeFault(_ key: ObjectKey, entity: EntityDescription) -> ManagedObject {
+    func makeFault(_ key: ObjectKey, entity: EntityDescription) -> ManagedObject {
         let object = entity.managedObjectClass.init(fault: key, entity: entity)
         object.managedObjectContext = self
         return object
