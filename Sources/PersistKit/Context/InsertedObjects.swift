@@ -33,10 +33,12 @@ struct InsertedObjects {
         var anyDeleted = false
         var allPlain = true
         for index in objects.indices {
-            // Unretained: the list holds every object while it is read.
-            unowned(unsafe) let object = objects[index]
-            if object._isDeleted { anyDeleted = true }
-            if allPlain && ManagedObjectContext.hasSaveHooks(object) { allPlain = false }
+            // Borrowed: the list holds every object while it is read. (An `unowned(unsafe)`
+            // local still retained and released each one.)
+            objects.withBorrowedElement(at: index) { object in
+                if object._isDeleted { anyDeleted = true }
+                if allPlain && ManagedObjectContext.hasSaveHooks(object) { allPlain = false }
+            }
         }
         return (anyDeleted ? objects.filter { !$0._isDeleted } : objects, allPlain)
     }

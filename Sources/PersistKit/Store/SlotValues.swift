@@ -70,6 +70,28 @@ public struct SlotValues: @unchecked Sendable {
         return try withExtendedLifetime(self) { try body(UnsafeBufferPointer(start: firstValue, count: Int(length))) }
     }
 
+    /// Calls `body` with the values `values` points at, in place: unlike reading
+    /// `values.pointee` (a copy, whose storage is retained and released again), nothing is
+    /// copied. The caller keeps `values.pointee` alive and unchanged while `body` runs (the
+    /// values of a row in a request's array, say).
+    @inline(__always)
+    static func withUnsafeBufferPointer<R>(at values: UnsafePointer<SlotValues>,
+                                           _ body: (UnsafeBufferPointer<StoreValue>) throws -> R) rethrows -> R {
+        let length = Int(values.pointee.length)
+        if length == 0 { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        // The storage's address, read as a word rather than as a reference to retain: the
+        // caller's values hold it. Force-unwrap: `storage` is a stored property, so it has an
+        // offset, and values that are not empty have storage.
+        let offset = MemoryLayout<SlotValues>.offset(of: \SlotValues.storage)!
+        let address = UnsafeRawPointer(values).load(fromByteOffset: offset, as: UnsafeRawPointer?.self)!
+        let start = Int(values.pointee.start)
+        return try Unmanaged<SlotStorage>.fromOpaque(address)._withUnsafeGuaranteedRef { storage in
+            try storage.withUnsafeMutablePointerToElements { elements in
+                try body(UnsafeBufferPointer(start: elements + start, count: length))
+            }
+        }
+    }
+
     /// Makes the values the only ones in their storage, copying them out of a shared one.
     @inline(__always)
     private mutating func makeUnique() {

@@ -107,7 +107,11 @@ extension SQLiteStore: InTransactionKeyAssigning {
         var index = firstIndex
         // Through the buffers: no retain, release or bounds check of the arrays per column.
         try columns.values.withUnsafeBufferPointer { sources in
-            try row.pointee.values.withUnsafeBufferPointer { values in
+            // In place, through the row's address: `row.pointee.values` would copy the values
+            // and retain their storage for each row. Force-unwrap: `values` is a stored
+            // property of the row, so it has an offset.
+            let valuesAddress = UnsafeRawPointer(row).advanced(by: MemoryLayout<RowSnapshot>.offset(of: \RowSnapshot.values)!)
+            try SlotValues.withUnsafeBufferPointer(at: valuesAddress.assumingMemoryBound(to: SlotValues.self)) { values in
                 for source in sources {
                     switch source {
                     case .slot(let slot):
@@ -287,6 +291,9 @@ extension SQLiteStore: InTransactionKeyAssigning {
                 // copies of (cleared when the run ends); integers are left bound: every row
                 // binds every column.
                 var boundCopies = false
+                // Read out of the plan once per run: reading it per row copied it (two arrays
+                // and two strings retained and released a row).
+                let columns = plan.columns
                 repeat {
                     let key: Int64
                     if let assignedKey = keys.primaryKey(at: position) {
@@ -297,7 +304,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
                     }
                     try statement.bind(.integer(key), at: 1)
                     // Force-unwrap: `position` is below `rows.count`, so the buffer is not empty.
-                    _ = try bindColumns(rows.baseAddress! + position, plan.columns, to: statement, from: 4, boundCopies: &boundCopies)
+                    _ = try bindColumns(rows.baseAddress! + position, columns, to: statement, from: 4, boundCopies: &boundCopies)
                     while try statement.step() {}
                     // Every other parameter is bound again for the next row.
                     statement.resetKeepingBindings()
