@@ -205,13 +205,15 @@ extension SQLiteStore {
         let sql = "SELECT \(selectList(destinationTable)), \(sourceColumn) FROM \(SQLiteSchema.quote(destinationTable.name)) AS \"t0\" WHERE \(sourceColumn) IS NOT NULL ORDER BY \"t0\".\"Z_PK\""
         let slab = SlotSlab()
         let storeBits = storeToken.bits
-        try sources.withUnsafeBufferPointer { sources in
-            try connection.cachedStatement(sql).forEachRow { statement in
-                let key = statement.int64(sourceIndex)
-                guard key >= 0 && key < Int64(positionTable.count) else { return }
-                let position = Int(positionTable[Int(key)])
-                guard position >= 0 else { return }
-                try handOverRow(statement, into: slab, storeBits: storeBits, kind: destination, knownDestination: sources[position],
+        try connection.cachedStatement(sql).forEachRow { statement in
+            let key = statement.int64(sourceIndex)
+            guard key >= 0 && key < Int64(positionTable.count) else { return }
+            let position = Int(positionTable[Int(key)])
+            guard position >= 0 else { return }
+            // The source's ID borrowed from the array, which holds it throughout: read
+            // through a buffer, it was retained and released for each row.
+            try sources.withBorrowedElement(at: position) { source in
+                try handOverRow(statement, into: slab, storeBits: storeBits, kind: destination, knownDestination: source,
                                 knownInverse: knownInverse, handedOver: &handedOver) { key, entity, version, values in
                     try body(position, key, entity, nil, version, &values)
                 }
