@@ -150,14 +150,9 @@ extension ManagedObjectContext {
                 // Room for every row at once, told after the first rows of a large fetch: the
                 // registry grows once instead of rehashing at every doubling.
                 objects.reserveCapacity(rowCount)
-                if unfiled {
-                    registered.reserveUnfiledCapacity(registered.count + max(0, rowCount - objects.count))
-                } else {
-                    registered.reserveCapacity(registered.count + max(0, rowCount - objects.count))
-                }
+                registered.reserveCapacity(registered.count + max(0, rowCount - objects.count), unfiled: unfiled)
             }, eachRowParts: { key, entity, id, version, values in
-                objects.append(unfiled ? materializeUnfiled(key, entity, id, version, &values, isRoot: isRoot)
-                                       : materialize(key, entity, id, version, &values, isRoot: isRoot))
+                objects.append(materialize(key, entity, id, version, &values, isRoot: isRoot, unfiled: unfiled))
                 // Looked at in the array: a local checked before the append was retained and
                 // released once more. Only while the answer can still be `true`: not at all
                 // without a class asked for, nor after the first object of another class.
@@ -232,40 +227,38 @@ extension ManagedObjectContext {
 
     /// Whether no object of `entity` (nor of its subentities, when the fetch includes them) is
     /// registered, so a fetch's rows can be registered with
-    /// ``ObjectRegistry/appendUnfiled(_:)``.
+    /// ``ObjectRegistry/appendUnfiled(_:)`` (``materialize(_:_:_:_:_:isRoot:unfiled:)``).
     func registersUnfiled(_ entity: EntityDescription, includesSubentities: Bool) -> Bool {
         guard registered.hasNoObjects(ofEntity: ObjectIdentifier(entity)) else { return false }
         guard includesSubentities else { return true }
         return entity.subentities.allSatisfy { registersUnfiled($0, includesSubentities: true) }
     }
 
-    /// ``materialize(_:_:_:_:_:isRoot:)`` for a row whose key the registry does not hold
-    /// (``registersUnfiled(_:includesSubentities:)``): a new fault, registered without a
-    /// look-up, holds the row.
+    /// ``materialize(_:isRoot:)`` for a row handed over in parts (``PersistentStore/fetch(_:eachRowParts:)``):
+    /// the values are taken (moved out of `values`) when the fault keeps them. With `unfiled`,
+    /// the registry holds no object under the row's key (``registersUnfiled(_:includesSubentities:)``):
+    /// a new fault is registered without a look-up (``ObjectRegistry/appendUnfiled(_:)``).
     @inline(__always)
-    func materializeUnfiled(_ key: ObjectKey, _ entity: EntityDescription, _ id: ManagedObjectID?, _ version: Int64,
-                            _ values: inout SlotValues, isRoot: Bool) -> ManagedObject {
+    func materialize(_ key: ObjectKey, _ entity: EntityDescription, _ id: ManagedObjectID?, _ version: Int64,
+                     _ values: inout SlotValues, isRoot: Bool, unfiled: Bool = false) -> ManagedObject {
+        guard unfiled else {
+            let object = registeredObject(key, entity, id)
+            if object._isFault && isRoot { keepRow(of: object, version, &values) }
+            return object
+        }
         let object = id.map { makeFault($0) } ?? makeFault(key, entity: entity)
         registered.appendUnfiled(object)
-        if isRoot {
-            let taken = consume values
-            values = SlotValues()
-            object.pendingRow = CommittedState(version: version, values: taken)
-        }
+        // A new fault.
+        if isRoot { keepRow(of: object, version, &values) }
         return object
     }
 
-    /// ``materialize(_:isRoot:)`` for a row handed over in parts (``PersistentStore/fetch(_:eachRowParts:)``):
-    /// the values are taken (moved out of `values`) when the fault keeps them.
+    /// Moves the row's `values` (with `version`) into the fault `object`, as the row it
+    /// fills its values from at first access, leaving `values` empty.
     @inline(__always)
-    func materialize(_ key: ObjectKey, _ entity: EntityDescription, _ id: ManagedObjectID?, _ version: Int64,
-                     _ values: inout SlotValues, isRoot: Bool) -> ManagedObject {
-        let object = registeredObject(key, entity, id)
-        if object._isFault && isRoot {
-            let taken = consume values
-            values = SlotValues()
-            object.pendingRow = CommittedState(version: version, values: taken)
-        }
-        return object
+    private func keepRow(of object: ManagedObject, _ version: Int64, _ values: inout SlotValues) {
+        let taken = consume values
+        values = SlotValues()
+        object.pendingRow = CommittedState(version: version, values: taken)
     }
 }

@@ -129,14 +129,9 @@ extension ManagedObjectContext {
             var sourcesSoFar = 0
             try store.prefetchDestinations(of: needing.map(\.objectID), relationship: relationship, expect: { rowCount in
                 if gathering { next.objects.reserveCapacity(next.objects.count + rowCount) }
-                if unfiled {
-                    registered.reserveUnfiledCapacity(registered.count + rowCount)
-                } else {
-                    registered.reserveCapacity(registered.count + rowCount)
-                }
+                registered.reserveCapacity(registered.count + rowCount, unfiled: unfiled)
             }, eachRowParts: { index, key, entity, id, version, values in
-                let object = unfiled ? materializeUnfiled(key, entity, id, version, &values, isRoot: true)
-                                     : materialize(key, entity, id, version, &values, isRoot: true)
+                let object = materialize(key, entity, id, version, &values, isRoot: true, unfiled: unfiled)
                 // A source's array is made at its first member with room for the sources' mean
                 // so far (plus one), not grown from empty through several reallocations.
                 if members[index].capacity == 0 {

@@ -221,11 +221,6 @@ struct ObjectRegistry: ~Copyable {
         unfiled.append(Unmanaged.passRetained(object))
     }
 
-    /// Makes room for `minimumCapacity` objects in the list of ``appendUnfiled(_:)``.
-    @inline(__always) mutating func reserveUnfiledCapacity(_ minimumCapacity: Int) {
-        unfiled.reserveCapacity(minimumCapacity)
-    }
-
     /// Files every object of ``appendUnfiled(_:)`` in the table, in the order they came.
     @inline(__always) private mutating func fileUnfiled() {
         if !unfiled.isEmpty { fileAllUnfiled() }
@@ -283,9 +278,14 @@ struct ObjectRegistry: ~Copyable {
         return taken
     }
 
-    /// Makes room for `minimumCapacity` objects in all.
-    @inline(__always) mutating func reserveCapacity(_ minimumCapacity: Int) {
-        objects.reserveCapacity(minimumCapacity)
+    /// Makes room for `minimumCapacity` objects in all: in the table, or with `unfiled` in the
+    /// list of ``appendUnfiled(_:)``, where the objects to come will go.
+    @inline(__always) mutating func reserveCapacity(_ minimumCapacity: Int, unfiled: Bool = false) {
+        if unfiled {
+            self.unfiled.reserveCapacity(minimumCapacity)
+        } else {
+            objects.reserveCapacity(minimumCapacity)
+        }
     }
 
     /// Calls `body` with each registered object, in the table's order, reading the table in

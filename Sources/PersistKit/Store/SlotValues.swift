@@ -80,10 +80,9 @@ public struct SlotValues: @unchecked Sendable {
         let length = Int(values.pointee.length)
         if length == 0 { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
         // The storage's address, read as a word rather than as a reference to retain: the
-        // caller's values hold it. Force-unwrap: `storage` is a stored property, so it has an
-        // offset, and values that are not empty have storage.
-        let offset = MemoryLayout<SlotValues>.offset(of: \SlotValues.storage)!
-        let address = UnsafeRawPointer(values).load(fromByteOffset: offset, as: UnsafeRawPointer?.self)!
+        // caller's values hold it. Force-unwraps: `storage` is a stored property, so it has an
+        // address, and values that are not empty have storage.
+        let address = UnsafeRawPointer(values.pointer(to: \.storage)!).load(as: UnsafeRawPointer?.self)!
         let start = Int(values.pointee.start)
         return try Unmanaged<SlotStorage>.fromOpaque(address)._withUnsafeGuaranteedRef { storage in
             try storage.withUnsafeMutablePointerToElements { elements in

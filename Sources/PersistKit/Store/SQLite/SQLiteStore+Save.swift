@@ -109,9 +109,8 @@ extension SQLiteStore: InTransactionKeyAssigning {
         try columns.values.withUnsafeBufferPointer { sources in
             // In place, through the row's address: `row.pointee.values` would copy the values
             // and retain their storage for each row. Force-unwrap: `values` is a stored
-            // property of the row, so it has an offset.
-            let valuesAddress = UnsafeRawPointer(row).advanced(by: MemoryLayout<RowSnapshot>.offset(of: \RowSnapshot.values)!)
-            try SlotValues.withUnsafeBufferPointer(at: valuesAddress.assumingMemoryBound(to: SlotValues.self)) { values in
+            // property of the row, so it has an address.
+            try SlotValues.withUnsafeBufferPointer(at: row.pointer(to: \.values)!) { values in
                 for source in sources {
                     switch source {
                     case .slot(let slot):
