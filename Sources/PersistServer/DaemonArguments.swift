@@ -31,6 +31,7 @@ public struct DaemonArguments: Sendable, Equatable {
         "max-queued", "idle-timeout", "max-connections-per-user", "max-queued-bytes", "line-timeout",
         "write-timeout", "query-timeout", "allow-uids", "allow-users", "allow-groups", "read-only-users",
         "read-only-groups", "log-level", "history", "busy-timeout", "max-events", "event-loops", "busy-poll",
+        "commit-delay",
     ]
 
     /// What to do.
@@ -91,6 +92,8 @@ public struct DaemonArguments: Sendable, Equatable {
                                  to the store (subscribe, history; default on, SQLite only)
           --busy-timeout SECONDS how long a save waits for another process's write lock
                                  before failing with `busy` (default 5)
+          --commit-delay MICROSECONDS  how long a group commit waits for saves already
+                                 on their way before it commits without them (default 0)
           --max-events N         subscription events queued unread per connection before
                                  they are dropped for one `overflow` event (default 1024)
           --config FILE          read settings from FILE: lines of `name = value` with the

@@ -124,6 +124,12 @@ public enum DaemonConfiguration {
             }
             configuration.busyTimeout = seconds
         }
+        if let text = settings["commit-delay"] {
+            guard let microseconds = Int(text), (0...100_000).contains(microseconds) else {
+                throw DaemonArguments.UsageError("commit-delay must be a number of microseconds from 0 to 100000, not \"\(text)\"")
+            }
+            configuration.commitDelay = Double(microseconds) / 1e6
+        }
         try resolveAccess(settings, into: &configuration)
         return configuration
     }

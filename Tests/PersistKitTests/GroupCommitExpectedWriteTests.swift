@@ -11,14 +11,14 @@ struct GroupCommitExpectedWriteTests {
     typealias G = GroupCommitConcurrencyTests
     typealias J = GroupCommitJoinTests
 
-    /// A store with a `LOG` table, whose leaders wait for expected writes far longer than
-    /// any test takes, so that what joins does not depend on the scheduler.
-    static func store() throws -> (SQLiteStore, String, PersistentStoreCoordinator) {
+    /// A store with a `LOG` table, whose leaders wait for expected writes `commitDelay`
+    /// seconds (``StoreOptions/commitDelay``): by default far longer than any test takes, so
+    /// that what joins does not depend on the scheduler.
+    static func store(commitDelay: Double = 120) throws -> (SQLiteStore, String, PersistentStoreCoordinator) {
         let path = try S.storePath()
-        let coordinator = try S.coordinator(path, model: G.model(), history: false)
+        let coordinator = try S.coordinator(path, model: G.model(), history: false, commitDelay: commitDelay)
         let store = try #require(coordinator.persistentStores.first as? SQLiteStore)
         try J.write(store, #"CREATE TABLE "LOG" ("N" INTEGER)"#)
-        store.commitQueue.expectedWriteWait = 120
         return (store, path, coordinator)
     }
 
@@ -174,5 +174,77 @@ struct GroupCommitExpectedWriteTests {
         #expect(after.committed - before.committed == 1)
         #expect(after.failed - before.failed == 1)
         #expect(try S.query(path, #"SELECT "N" FROM "LOG""#) == [["1"]])
+    }
+
+    /// With a commit delay of 0 a leader never waits: a write expected from another thread that
+    /// comes only once the leader is done commits in a group of its own. (With the delay of
+    /// the other tests the leader would wait for it, minutes, and this test would fail.)
+    @Test func withoutACommitDelayAGroupCommitsWithoutWaitingForAnExpectedWrite() throws {
+        let (store, path, coordinator) = try Self.store(commitDelay: 0)
+        defer { withExtendedLifetime(coordinator) {} }
+        let before = store.groupCommitCounters
+        let expecting = DispatchSemaphore(value: 0)
+        let leaderDone = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        let outcomes = Locked<[String: String]>([:])
+        // The expecting thread writes only once the leader's group committed.
+        DispatchQueue.global().async(group: done) {
+            do {
+                try store.expectingWrite { () throws(any Error) in
+                    expecting.signal()
+                    leaderDone.wait()
+                    try J.write(store, #"INSERT INTO "LOG" VALUES (2)"#)
+                }
+                outcomes.withLock { $0["expected"] = "saved" }
+            } catch {
+                outcomes.withLock { $0["expected"] = "failed: \(error)" }
+            }
+        }
+        #expect(expecting.wait(timeout: .now() + 30) == .success)
+        #expect(store.commitQueue.expectedCount == 1)
+        let leaderRan = DispatchSemaphore(value: 0)
+        let leader = DispatchGroup()
+        Self.lead(store, in: leader, ran: leaderRan, outcomes: outcomes)
+        // The leader commits while the write is still expected, and returns.
+        #expect(leader.wait(timeout: .now() + 30) == .success, "the leader waited for the expected write")
+        #expect(store.commitQueue.expectedCount == 1)
+        leaderDone.signal()
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(outcomes.withLock { $0 } == ["leader": "saved", "expected": "saved"])
+        let after = store.groupCommitCounters
+        #expect(after.groups - before.groups == 2)
+        #expect(after.committed - before.committed == 2)
+        #expect(store.commitQueue.expectedCount == 0)
+        #expect(try S.query(path, #"SELECT "N" FROM "LOG" ORDER BY "N""#) == [["1"], ["2"]])
+    }
+
+    /// The store's leaders wait as long as its options' commit delay says: half a millisecond
+    /// unless set.
+    @Test func theCommitDelayComesFromTheStoreOptions() throws {
+        #expect(StoreOptions().commitDelay == 0.000_5)
+        let path = try S.storePath()
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try G.model())
+        try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path), options: StoreOptions())
+        let store = try #require(coordinator.persistentStores.first as? SQLiteStore)
+        #expect(store.commitQueue.expectedWriteWait == 0.000_5)
+        let (delayed, _, delayedCoordinator) = try Self.store(commitDelay: 0.25)
+        defer { withExtendedLifetime(delayedCoordinator) {} }
+        #expect(delayed.commitQueue.expectedWriteWait == 0.25)
+    }
+
+    /// A commit delay that is negative or not finite does not open the store, and the error
+    /// says which option and why.
+    @Test(arguments: [-1, -0.000_1, Double.nan, Double.infinity])
+    func aCommitDelayOutOfRangeIsRefused(delay: Double) throws {
+        let path = try S.storePath()
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: try G.model())
+        var options = StoreOptions()
+        options.commitDelay = delay
+        let error = try #require(throws: PersistenceError.self) {
+            try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path), options: options)
+        }
+        #expect(error.code == .persistentStoreOpen)
+        #expect(error.message == "commitDelay must be a number of seconds, 0 or more, not \(delay)", "\(error)")
+        #expect(coordinator.persistentStores.isEmpty)
     }
 }

@@ -111,11 +111,11 @@ enum SharingTestSupport {
 
     /// A coordinator on the store at `path`.
     static func coordinator(_ path: String, model: ManagedObjectModel, history: Bool = true, remote: Bool = false,
-                            busyTimeout: Double = 5) throws -> PersistentStoreCoordinator {
+                            busyTimeout: Double = 5, commitDelay: Double? = nil) throws -> PersistentStoreCoordinator {
         let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
-        try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path),
-                                           options: StoreOptions(persistentHistoryTracking: history, busyTimeout: busyTimeout,
-                                                                 remoteChangeNotificationPost: remote))
+        var options = StoreOptions(persistentHistoryTracking: history, busyTimeout: busyTimeout, remoteChangeNotificationPost: remote)
+        if let commitDelay { options.commitDelay = commitDelay }
+        try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path), options: options)
         return coordinator
     }
 

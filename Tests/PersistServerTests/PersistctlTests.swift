@@ -162,6 +162,13 @@ struct DaemonConfigurationTests {
         #expect(polled.busyPoll == 120e-6)
         let unpolled = try DaemonConfiguration.resolve(try DaemonArguments.parse(["--model", "m.json"]), environment: ["PERSISTD_BUSY_POLL": "0"])
         #expect(unpolled.busyPoll == 0)
+        // The group commit does not wait for announced saves unless told to, in microseconds.
+        #expect(defaults.commitDelay == 0)
+        let delayed = try DaemonConfiguration.resolve(try DaemonArguments.parse(["--model", "m.json", "--commit-delay", "250"]), environment: [:])
+        #expect(delayed.commitDelay == 250e-6)
+        let delayedByEnvironment = try DaemonConfiguration.resolve(try DaemonArguments.parse(["--model", "m.json"]),
+                                                                   environment: ["PERSISTD_COMMIT_DELAY": "100000"])
+        #expect(delayedByEnvironment.commitDelay == 0.1)
     }
 
     @Test("bad settings are usage errors naming the setting", arguments: [
@@ -171,6 +178,9 @@ struct DaemonConfigurationTests {
         (["--model", "m", "--idle-timeout", "soon"], "idle-timeout must be a number of seconds, not \"soon\""),
         (["--model", "m", "--busy-poll", "-1"], "busy-poll must be a number of microseconds from 0 to 1000000, not \"-1\""),
         (["--model", "m", "--busy-poll", "2000000"], "busy-poll must be a number of microseconds from 0 to 1000000, not \"2000000\""),
+        (["--model", "m", "--commit-delay", "-1"], "commit-delay must be a number of microseconds from 0 to 100000, not \"-1\""),
+        (["--model", "m", "--commit-delay", "100001"], "commit-delay must be a number of microseconds from 0 to 100000, not \"100001\""),
+        (["--model", "m", "--commit-delay", "0.5"], "commit-delay must be a number of microseconds from 0 to 100000, not \"0.5\""),
         ([], "no model: give --model PATH (or PERSISTD_MODEL, or model in the config file)"),
     ])
     func errors(arguments: [String], message: String) throws {

@@ -121,8 +121,9 @@ struct SystemdNotifyTests {
         new.maximumLineLength = 10
         new.logLevel = .debug
         new.accessPolicy.readOnlyUsers = [7]
+        new.commitDelay = 0.001
         let reload = ConfigurationReload(running: running, new: new)
-        #expect(reload.needsRestart == ["model", "socket"])
+        #expect(reload.needsRestart == ["model", "socket", "commit-delay"])
         var expected = running
         expected.maximumLineLength = 10
         expected.logLevel = .debug

@@ -43,6 +43,19 @@ public struct StoreOptions: Sendable, Hashable {
     /// "WAL writes"). Tests use it to inject I/O faults (see `docs/stores.md`). persistd's own
     /// option; Core Data has none.
     public var sqliteVFSName: String? = nil
+    /// How long, in seconds, a SQLite store's group commit waits for saves announced as coming
+    /// (``SQLiteStore/expectingWrite(adoptingAnnouncement:_:)``, ``SQLiteStore/announceWrite()``)
+    /// once a group's statements ran, before it commits without them; 0 for never.
+    /// PostgreSQL's `commit_delay`; PersistKit's own option, Core Data has none.
+    ///
+    /// A wait lets more saves share one `COMMIT`, and costs each save of the group up to that
+    /// long and the committing thread its idle time. Only saves their threads announce are
+    /// waited for: a program that announces none never waits, whatever the delay. persistd
+    /// announces every save it is handed and sets 0 unless told otherwise (`--commit-delay`):
+    /// measured on its machine, waiting gained no throughput in any shape tried and cost up to
+    /// 14 % (docs/daemon.md, "The wait, measured again"). The default, half a millisecond, is what the store waited before the
+    /// option existed.
+    public var commitDelay: Double = 0.000_5
 
     /// Creates store options; by default stores migrate with inferred mappings, as
     /// `NSPersistentContainer` does.

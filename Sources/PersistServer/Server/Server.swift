@@ -84,6 +84,7 @@ public final class Server: @unchecked Sendable {
         description.options.persistentHistoryTracking = sharing
         description.options.remoteChangeNotificationPost = sharing
         description.options.busyTimeout = configuration.busyTimeout
+        description.options.commitDelay = configuration.commitDelay
         container.persistentStoreDescriptions = [description]
 
         // Bind first: a second daemon must not touch the store of a live one. (Activated:

@@ -63,6 +63,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var historyTracking = true
     /// Seconds a save waits for another process's write lock before failing with `busy`.
     public var busyTimeout: Double = 5
+    /// Seconds a group commit waits, once its statements ran, for the saves connections have
+    /// started before it commits without them (`StoreOptions.commitDelay`); 0, the default,
+    /// for never: on the machine the daemon was measured on, waiting gained no throughput at
+    /// any client count and pipelining depth tried and cost up to 14 % (docs/daemon.md, "The
+    /// wait, measured again"). Needs a restart to change.
+    public var commitDelay: Double = 0
     /// The most subscription events queued unread per connection; past it, one `overflow`.
     public var maximumQueuedEvents = 1024
     /// The least important log messages written.

@@ -5,7 +5,7 @@ public struct ConfigurationReload: Sendable, Equatable {
     /// The configuration to run with: `new`, with the settings that need a restart as they were.
     public var applied: ServerConfiguration
     /// The settings that changed but need a restart (`model`, `store`, `store-type`, `socket`, `socket-mode`,
-    /// `history`, `busy-timeout`).
+    /// `history`, `busy-timeout`, `commit-delay`).
     public var needsRestart: [String]
 
     /// Merges a freshly read configuration into the running one.
@@ -25,6 +25,7 @@ public struct ConfigurationReload: Sendable, Equatable {
         keep("socket-mode", \.socketMode)
         keep("history", \.historyTracking)
         keep("busy-timeout", \.busyTimeout)
+        keep("commit-delay", \.commitDelay)
         applied.shutdownGracePeriod = running.shutdownGracePeriod
         self.applied = applied
         self.needsRestart = needsRestart

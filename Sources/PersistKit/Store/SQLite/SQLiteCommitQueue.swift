@@ -170,8 +170,10 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     @exclusivity(unchecked) private var leaderAwaitsArrival = false
     /// The longest a group's leader waits, once its statements ran, for the writes other
     /// threads expect to make (``expectWrite()``) before it commits without them; 0: never.
-    /// Half a millisecond: a save's own work before it reaches the store takes some tens of
-    /// microseconds, and a wait that runs out costs every member of the group that much latency.
+    /// The store sets it from ``StoreOptions/commitDelay`` when it opens; until then half a
+    /// millisecond (the option's default): a save's own work before it reaches the store takes
+    /// some tens of microseconds, and a wait that runs out costs every member of the group that
+    /// much latency.
     private var arrivalWait: TimeInterval = 0.000_5
     @exclusivity(unchecked) private var waiting: [Write] = []
     /// Writes the running group's leader took from `waiting` after the group began.
@@ -379,8 +381,9 @@ final class SQLiteCommitQueue: @unchecked Sendable {
         if wake { wakeLeader() }
     }
 
-    /// The longest a group's leader waits for expected writes (``arrivalDeadline()``); tests
-    /// set it long, so that an expected write joins whatever the scheduler does.
+    /// The longest a group's leader waits for expected writes (``arrivalDeadline()``): the
+    /// store's ``StoreOptions/commitDelay``. Tests set it long, so that an expected write joins
+    /// whatever the scheduler does.
     var expectedWriteWait: TimeInterval {
         get {
             lock.lock()

@@ -105,6 +105,9 @@ public final class SQLiteStore: PersistentStore {
         do { try model.freeze() } catch {
             throw PersistenceError(.persistentStoreOpen, "the model is not valid", path: url.path, underlying: "\(error)")
         }
+        guard options.commitDelay.isFinite, options.commitDelay >= 0 else {
+            throw PersistenceError(.persistentStoreOpen, "commitDelay must be a number of seconds, 0 or more, not \(options.commitDelay)", path: url.path)
+        }
         for (name, value) in options.sqlitePragmas {
             guard let check = Self.allowedPragmas[name.lowercased()], check(value) else {
                 throw PersistenceError(.persistentStoreOpen, "SQLite pragma \(name) = \(value) is not allowed (allowed: \(Self.allowedPragmas.keys.sorted().joined(separator: ", ")))", path: url.path)
@@ -143,6 +146,7 @@ public final class SQLiteStore: PersistentStore {
         self.checkpointer = journalMode == "wal" && !options.readOnly
             ? Self.makeCheckpointer(connection, path: path, options: options) : nil
         self.state = Locked(State(connection: connection, busyHandler: busyHandler))
+        commitQueue.expectedWriteWait = options.commitDelay
     }
 
     /// Opens the file at `path` for a store of `model` (creating its schema when the file is new
