@@ -39,20 +39,19 @@ struct GroupCommitExpectedWriteTests {
         }
     }
 
-    @Test func aGroupWaitsForAnExpectedWriteAndCommitsItToo() throws {
-        let (store, path, coordinator) = try Self.store()
-        defer { withExtendedLifetime(coordinator) {} }
-        let before = store.groupCommitCounters
-        let leaderRan = DispatchSemaphore(value: 0)
-        let expecting = DispatchSemaphore(value: 0)
-        let done = DispatchGroup()
+    /// Starts, on another thread, a write expected from the start (`SQLiteStore.expectingWrite(_:)`)
+    /// that waits for `gate`, then inserts 2 into `LOG` and records its outcome under "expected";
+    /// returns once the write is expected, with the group the thread runs in and the outcomes.
+    static func expected(_ store: SQLiteStore, writingAfter gate: DispatchSemaphore)
+        -> (DispatchGroup, Locked<[String: String]>) {
+        let group = DispatchGroup()
         let outcomes = Locked<[String: String]>([:])
-        // The expecting thread says so, then writes only once the leader's statements ran.
-        DispatchQueue.global().async(group: done) {
+        let expecting = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async(group: group) {
             do {
                 try store.expectingWrite { () throws(any Error) in
                     expecting.signal()
-                    leaderRan.wait()
+                    gate.wait()
                     try J.write(store, #"INSERT INTO "LOG" VALUES (2)"#)
                 }
                 outcomes.withLock { $0["expected"] = "saved" }
@@ -62,15 +61,33 @@ struct GroupCommitExpectedWriteTests {
         }
         #expect(expecting.wait(timeout: .now() + 30) == .success)
         #expect(store.commitQueue.expectedCount == 1)
+        return (group, outcomes)
+    }
+
+    /// Checks that the leader's write and one other were committed, in `groups` groups since
+    /// `before`, and that no write is expected any more.
+    static func checkBothCommitted(_ store: SQLiteStore, _ path: String,
+                                   since before: (groups: Int, committed: Int, failed: Int, largestGroup: Int, ledWhenIdle: Int),
+                                   inGroups groups: Int) throws {
+        let after = store.groupCommitCounters
+        #expect(after.groups - before.groups == groups)
+        #expect(after.committed - before.committed == 2)
+        #expect(store.commitQueue.expectedCount == 0)
+        #expect(try S.query(path, #"SELECT "N" FROM "LOG" ORDER BY "N""#) == [["1"], ["2"]])
+    }
+
+    @Test func aGroupWaitsForAnExpectedWriteAndCommitsItToo() throws {
+        let (store, path, coordinator) = try Self.store()
+        defer { withExtendedLifetime(coordinator) {} }
+        let before = store.groupCommitCounters
+        let leaderRan = DispatchSemaphore(value: 0)
+        // The expecting thread says so, then writes only once the leader's statements ran.
+        let (done, outcomes) = Self.expected(store, writingAfter: leaderRan)
         Self.lead(store, in: done, ran: leaderRan, outcomes: outcomes)
         #expect(done.wait(timeout: .now() + 30) == .success)
         #expect(outcomes.withLock { $0 } == ["leader": "saved", "expected": "saved"])
         // Without the wait the leader would have committed alone, before the expected write came.
-        let after = store.groupCommitCounters
-        #expect(after.groups - before.groups == 1)
-        #expect(after.committed - before.committed == 2)
-        #expect(store.commitQueue.expectedCount == 0)
-        #expect(try S.query(path, #"SELECT "N" FROM "LOG" ORDER BY "N""#) == [["1"], ["2"]])
+        try Self.checkBothCommitted(store, path, since: before, inGroups: 1)
     }
 
     @Test func anExpectationThatBringsNoWriteLetsTheGroupCommit() throws {
@@ -132,11 +149,7 @@ struct GroupCommitExpectedWriteTests {
         }
         #expect(done.wait(timeout: .now() + 30) == .success)
         #expect(outcomes.withLock { $0 } == ["leader": "saved", "announced": "saved"])
-        let after = store.groupCommitCounters
-        #expect(after.groups - before.groups == 1)
-        #expect(after.committed - before.committed == 2)
-        #expect(store.commitQueue.expectedCount == 0)
-        #expect(try S.query(path, #"SELECT "N" FROM "LOG" ORDER BY "N""#) == [["1"], ["2"]])
+        try Self.checkBothCommitted(store, path, since: before, inGroups: 1)
     }
 
     /// An expected write that fails in the group is rolled back alone; the leader's commits.
@@ -183,25 +196,9 @@ struct GroupCommitExpectedWriteTests {
         let (store, path, coordinator) = try Self.store(commitDelay: 0)
         defer { withExtendedLifetime(coordinator) {} }
         let before = store.groupCommitCounters
-        let expecting = DispatchSemaphore(value: 0)
         let leaderDone = DispatchSemaphore(value: 0)
-        let done = DispatchGroup()
-        let outcomes = Locked<[String: String]>([:])
         // The expecting thread writes only once the leader's group committed.
-        DispatchQueue.global().async(group: done) {
-            do {
-                try store.expectingWrite { () throws(any Error) in
-                    expecting.signal()
-                    leaderDone.wait()
-                    try J.write(store, #"INSERT INTO "LOG" VALUES (2)"#)
-                }
-                outcomes.withLock { $0["expected"] = "saved" }
-            } catch {
-                outcomes.withLock { $0["expected"] = "failed: \(error)" }
-            }
-        }
-        #expect(expecting.wait(timeout: .now() + 30) == .success)
-        #expect(store.commitQueue.expectedCount == 1)
+        let (done, outcomes) = Self.expected(store, writingAfter: leaderDone)
         let leaderRan = DispatchSemaphore(value: 0)
         let leader = DispatchGroup()
         Self.lead(store, in: leader, ran: leaderRan, outcomes: outcomes)
@@ -211,11 +208,7 @@ struct GroupCommitExpectedWriteTests {
         leaderDone.signal()
         #expect(done.wait(timeout: .now() + 30) == .success)
         #expect(outcomes.withLock { $0 } == ["leader": "saved", "expected": "saved"])
-        let after = store.groupCommitCounters
-        #expect(after.groups - before.groups == 2)
-        #expect(after.committed - before.committed == 2)
-        #expect(store.commitQueue.expectedCount == 0)
-        #expect(try S.query(path, #"SELECT "N" FROM "LOG" ORDER BY "N""#) == [["1"], ["2"]])
+        try Self.checkBothCommitted(store, path, since: before, inGroups: 2)
     }
 
     /// The store's leaders wait as long as its options' commit delay says: half a millisecond
@@ -223,7 +216,7 @@ struct GroupCommitExpectedWriteTests {
     @Test func theCommitDelayComesFromTheStoreOptions() throws {
         #expect(StoreOptions().commitDelay == 0.000_5)
         let path = try S.storePath()
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try G.model())
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: G.model())
         try coordinator.addPersistentStore(type: .sqlite, at: URL(fileURLWithPath: path), options: StoreOptions())
         let store = try #require(coordinator.persistentStores.first as? SQLiteStore)
         #expect(store.commitQueue.expectedWriteWait == 0.000_5)
@@ -237,7 +230,7 @@ struct GroupCommitExpectedWriteTests {
     @Test(arguments: [-1, -0.000_1, Double.nan, Double.infinity])
     func aCommitDelayOutOfRangeIsRefused(delay: Double) throws {
         let path = try S.storePath()
-        let coordinator = PersistentStoreCoordinator(managedObjectModel: try G.model())
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: G.model())
         var options = StoreOptions()
         options.commitDelay = delay
         let error = try #require(throws: PersistenceError.self) {
