@@ -105,12 +105,14 @@ public enum DaemonConfiguration {
         configuration.queryTimeout = try seconds("query-timeout") ?? configuration.queryTimeout
         configuration.maximumQueuedEvents = try positive("max-events") ?? configuration.maximumQueuedEvents
         configuration.eventLoops = try positive("event-loops") ?? configuration.eventLoops
-        if let text = settings["busy-poll"] {
-            guard let microseconds = Int(text), (0...1_000_000).contains(microseconds) else {
-                throw DaemonArguments.UsageError("busy-poll must be a number of microseconds from 0 to 1000000, not \"\(text)\"")
+        func microseconds(_ name: String, upTo limit: Int) throws(DaemonArguments.UsageError) -> Double? {
+            guard let text = settings[name] else { return nil }
+            guard let microseconds = Int(text), (0...limit).contains(microseconds) else {
+                throw DaemonArguments.UsageError("\(name) must be a number of microseconds from 0 to \(limit), not \"\(text)\"")
             }
-            configuration.busyPoll = Double(microseconds) / 1e6
+            return Double(microseconds) / 1e6
         }
+        configuration.busyPoll = try microseconds("busy-poll", upTo: 1_000_000) ?? configuration.busyPoll
         if let text = settings["history"] {
             switch text.lowercased() {
             case "on", "true", "yes", "1": configuration.historyTracking = true
@@ -124,12 +126,7 @@ public enum DaemonConfiguration {
             }
             configuration.busyTimeout = seconds
         }
-        if let text = settings["commit-delay"] {
-            guard let microseconds = Int(text), (0...100_000).contains(microseconds) else {
-                throw DaemonArguments.UsageError("commit-delay must be a number of microseconds from 0 to 100000, not \"\(text)\"")
-            }
-            configuration.commitDelay = Double(microseconds) / 1e6
-        }
+        configuration.commitDelay = try microseconds("commit-delay", upTo: 100_000) ?? configuration.commitDelay
         try resolveAccess(settings, into: &configuration)
         return configuration
     }

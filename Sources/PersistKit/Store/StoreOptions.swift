@@ -53,9 +53,13 @@ public struct StoreOptions: Sendable, Hashable {
     /// waited for: a program that announces none never waits, whatever the delay. persistd
     /// announces every save it is handed and sets 0 unless told otherwise (`--commit-delay`):
     /// measured on its machine, waiting gained no throughput in any shape tried and cost up to
-    /// 14 % (docs/daemon.md, "The wait, measured again"). The default, half a millisecond, is what the store waited before the
-    /// option existed.
-    public var commitDelay: Double = 0.000_5
+    /// 14 % (docs/daemon.md, "The wait, measured again"). The default,
+    /// ``defaultCommitDelay``, is what the store waited before the option existed.
+    public var commitDelay: Double = Self.defaultCommitDelay
+    /// ``commitDelay``'s default: half a millisecond. A save's own work before it reaches the
+    /// store takes some tens of microseconds, and a wait that runs out costs every member of
+    /// the group that much latency.
+    public static let defaultCommitDelay: Double = 0.000_5
 
     /// Creates store options; by default stores migrate with inferred mappings, as
     /// `NSPersistentContainer` does.

@@ -170,16 +170,19 @@ final class SQLiteCommitQueue: @unchecked Sendable {
     @exclusivity(unchecked) private var leaderAwaitsArrival = false
     /// The longest a group's leader waits, once its statements ran, for the writes other
     /// threads expect to make (``expectWrite()``) before it commits without them; 0: never.
-    /// The store sets it from ``StoreOptions/commitDelay`` when it opens; until then half a
-    /// millisecond (the option's default): a save's own work before it reaches the store takes
-    /// some tens of microseconds, and a wait that runs out costs every member of the group that
-    /// much latency.
-    private var arrivalWait: TimeInterval = 0.000_5
+    /// The store's ``StoreOptions/commitDelay``.
+    private var arrivalWait: TimeInterval
     @exclusivity(unchecked) private var waiting: [Write] = []
     /// Writes the running group's leader took from `waiting` after the group began.
     @exclusivity(unchecked) private var joined: [Write] = []
     @exclusivity(unchecked) private var leaderActive = false
     @exclusivity(unchecked) private var counters = Counters()
+
+    /// A queue whose leaders wait at most `arrivalWait` seconds for expected writes
+    /// (``expectedWriteWait``).
+    init(arrivalWait: TimeInterval = StoreOptions.defaultCommitDelay) {
+        self.arrivalWait = arrivalWait
+    }
 
     /// Runs `write` in a group, leading the group if none is running; returns once the group's
     /// transaction committed, or throws why `write` failed. `runGroup` runs a group's writes in

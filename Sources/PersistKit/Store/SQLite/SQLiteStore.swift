@@ -63,7 +63,7 @@ public final class SQLiteStore: PersistentStore {
     let historyState = Locked(HistoryState())
     /// The group commit of saves and key allocations (see `SQLiteStore+GroupCommit.swift`);
     /// its lock is taken alone, never inside `state`'s.
-    let commitQueue = SQLiteCommitQueue()
+    let commitQueue: SQLiteCommitQueue
     /// What writing each entity's rows needs (layout, key sequence, columns and SQL), by
     /// entity, built on first use (see `SQLiteStore+Save.swift`).
     let writePlans = Locked<[ObjectIdentifier: EntityWritePlan]>([:])
@@ -146,7 +146,7 @@ public final class SQLiteStore: PersistentStore {
         self.checkpointer = journalMode == "wal" && !options.readOnly
             ? Self.makeCheckpointer(connection, path: path, options: options) : nil
         self.state = Locked(State(connection: connection, busyHandler: busyHandler))
-        commitQueue.expectedWriteWait = options.commitDelay
+        self.commitQueue = SQLiteCommitQueue(arrivalWait: options.commitDelay)
     }
 
     /// Opens the file at `path` for a store of `model` (creating its schema when the file is new
