@@ -27,14 +27,25 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// `SQLITE_CONSTRAINT_UNIQUE`).
     public var resultCode: Int32 { extendedResultCode & 0xFF }
 
-    /// `SQLite error 19 (constraint failed): message - while executing `SQL``.
+    /// `SQLite error 19 (constraint failed): message - while executing `SQL``, the SQL cut
+    /// after ``describedSQLLength`` characters (an `INSERT` of many rows repeats its row's
+    /// parameters for kilobytes), saying how long it was.
     public var description: String {
         // sqlite3_errstr returns a static English string for any code; it never returns NULL.
         let codeText = String(cString: sqlite3_errstr(extendedResultCode))
         var text = "SQLite error \(extendedResultCode) (\(codeText)): \(message)"
-        if let sql { text += " - while executing `\(sql)`" }
+        if let sql {
+            if sql.count > Self.describedSQLLength {
+                text += " - while executing `\(sql.prefix(Self.describedSQLLength))…` (\(sql.count) characters)"
+            } else {
+                text += " - while executing `\(sql)`"
+            }
+        }
         return text
     }
+
+    /// The most characters of its SQL an error's ``description`` shows.
+    public static let describedSQLLength = 300
 
     /// Matches an error against a primary or extended result code:
     /// `catch let error as SQLiteError where SQLiteError.constraint ~= error`.

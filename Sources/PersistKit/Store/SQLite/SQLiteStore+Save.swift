@@ -12,6 +12,13 @@ extension SQLiteStore: InTransactionKeyAssigning {
         var values: [WriteValue]
         /// `INSERT INTO … (Z_PK, Z_ENT, Z_OPT, …) VALUES (?, …)`, built once per entity.
         var insertSQL = ""
+        /// How many rows ``insertManySQL`` inserts at once; 1 when the entity has too many
+        /// columns for several rows to fit in ``insertParameterBudget`` (then there is none).
+        var insertManyRows = 1
+        /// `INSERT INTO … (Z_PK, Z_ENT, Z_OPT, …) VALUES (?, <entity>, 1, ?, …), (…), …`:
+        /// ``insertManyRows`` rows in one statement, the key and the columns bound, the entity
+        /// number and the first version written as literals (they are the same for every row).
+        var insertManySQL = ""
         /// `UPDATE … SET … , Z_OPT = Z_OPT + 1 WHERE Z_PK = ? AND Z_OPT = ?`, built once per entity.
         var updateSQL = ""
     }
@@ -36,11 +43,31 @@ extension SQLiteStore: InTransactionKeyAssigning {
         }
         let quotedTable = SQLiteSchema.quote(table.name)
         let insertNames = ["Z_PK", "Z_ENT", "Z_OPT"] + columns.names
-        columns.insertSQL = "INSERT INTO \(quotedTable) (\(insertNames.map(SQLiteSchema.quote).joined(separator: ", "))) VALUES (\(insertNames.map { _ in "?" }.joined(separator: ", ")))"
+        let quotedNames = insertNames.map(SQLiteSchema.quote).joined(separator: ", ")
+        columns.insertSQL = "INSERT INTO \(quotedTable) (\(quotedNames)) VALUES (\(insertNames.map { _ in "?" }.joined(separator: ", ")))"
+        // The key and each column are parameters; the entity number and version are not.
+        columns.insertManyRows = min(Self.insertManyMaximumRows, Self.insertParameterBudget / (1 + columns.names.count))
+        if columns.insertManyRows > 1 {
+            let row = "(" + (["?", String(layout.number), "1"] + columns.names.map { _ in "?" }).joined(separator: ", ") + ")"
+            columns.insertManySQL = "INSERT INTO \(quotedTable) (\(quotedNames)) VALUES " + repeatElement(row, count: columns.insertManyRows).joined(separator: ", ")
+        } else {
+            columns.insertManyRows = 1
+        }
         let sets = (columns.names.map { "\(SQLiteSchema.quote($0)) = ?" } + ["\"Z_OPT\" = \"Z_OPT\" + 1"]).joined(separator: ", ")
         columns.updateSQL = "UPDATE \(quotedTable) SET \(sets) WHERE \"Z_PK\" = ? AND \"Z_OPT\" = ?"
         return columns
     }
+
+    /// The most rows one `INSERT` of a save writes (``WriteColumns/insertManySQL``). Measured
+    /// with 50,000 rows of ten integers (docs/stores.md, "Inserting rows in runs"): one row a
+    /// statement took about 25 % longer in SQLite than 25 to 50, most of it the step, reset and
+    /// halt each statement costs; 32 and 64 rows are within each other's noise.
+    static let insertManyMaximumRows = 64
+
+    /// The most parameters one `INSERT` of several rows binds: 999, SQLite's limit on a
+    /// statement's parameters before version 3.32 (`SQLITE_MAX_VARIABLE_NUMBER`), so a
+    /// statement of several rows prepares whatever the library was built with.
+    static let insertParameterBudget = 999
 
     /// What writing rows of one entity needs, worked out once per entity for the store's life
     /// (the schema does not change): looking up the layout (by entity name), the key sequence
@@ -274,45 +301,67 @@ extension SQLiteStore: InTransactionKeyAssigning {
             var position = 0
             while position < rows.count {
                 let entity = rows[position].entity
+                // The run of rows of this entity: [position, end).
+                var end = position + 1
+                while end < rows.count && rows[end].entity === entity { end += 1 }
                 // The plan the keys were taken with, if it is this entity's: not looked up again.
                 let plan = try keyPlan.flatMap { $0.entity === entity ? $0 : nil } ?? writePlan(for: entity)
-                // Every parameter is bound below before each step: the last save's values are
-                // not cleared first.
+                // Read out of the plan once per run: reading it per row copied it (two arrays
+                // and two strings retained and released a row).
+                let columns = plan.columns
+                // The largest key of the run not allocated above (those are within Z_MAX).
+                var runMaxKey: Int64?
+                defer { if let runMaxKey { maxKeyByRoot[plan.keySequence] = max(maxKeyByRoot[plan.keySequence] ?? 0, runMaxKey) } }
+                // Whether the run bound text or blobs, which the statements' bindings keep
+                // copies of (cleared when the run ends); integers are left bound: every row
+                // binds every column.
+                var boundCopies = false
+                // Whole runs of `insertManyRows` rows, one statement each.
+                let many = columns.insertManyRows
+                if many > 1 && end - position >= many {
+                    // Every parameter is bound below before each step: the last save's values
+                    // are not cleared first.
+                    let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insertMany(entityNumber: plan.layout.number),
+                                                                   keepingBindings: true) { columns.insertManySQL }
+                    repeat {
+                        // The first key through `bind`, which readies the statement after its
+                        // last step; the rest of the statement's parameters after it.
+                        try statement.bind(.integer(insertKey(rows, position, keys, assigned, &runMaxKey)), at: 1)
+                        var index: Int32 = 2
+                        for row in position..<(position + many) {
+                            if row > position {
+                                try statement.bindInteger(insertKey(rows, row, keys, assigned, &runMaxKey), at: index)
+                                index += 1
+                            }
+                            // Force-unwrap: `row` is below `rows.count`, so the buffer is not empty.
+                            index = try bindColumns(rows.baseAddress! + row, columns, to: statement, from: index, boundCopies: &boundCopies)
+                        }
+                        while try statement.step() {}
+                        statement.resetKeepingBindings()
+                        position += many
+                    } while end - position >= many
+                    if boundCopies { statement.reset() }
+                    boundCopies = false
+                }
+                guard position < end else { continue }
+                // The rest one at a time.
                 let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: plan.layout.number),
                                                                keepingBindings: true) {
-                    plan.columns.insertSQL
+                    columns.insertSQL
                 }
                 // The entity number and the version are the same for every row of the run:
                 // bound once, kept by resetting without clearing the bindings after each row.
                 try statement.bind(.integer(Int64(plan.layout.number)), at: 2)
                 try statement.bind(.integer(1), at: 3)
-                // Whether the run bound text or blobs, which the statement's bindings keep
-                // copies of (cleared when the run ends); integers are left bound: every row
-                // binds every column.
-                var boundCopies = false
-                // Read out of the plan once per run: reading it per row copied it (two arrays
-                // and two strings retained and released a row).
-                let columns = plan.columns
                 repeat {
-                    let key: Int64
-                    if let assignedKey = keys.primaryKey(at: position) {
-                        key = assignedKey
-                    } else {
-                        if rows[position].isTemporaryID { throw temporaryRowError(rows[position]) }
-                        key = rows[position].primaryKey
-                    }
-                    try statement.bind(.integer(key), at: 1)
+                    try statement.bind(.integer(insertKey(rows, position, keys, assigned, &runMaxKey)), at: 1)
                     // Force-unwrap: `position` is below `rows.count`, so the buffer is not empty.
                     _ = try bindColumns(rows.baseAddress! + position, columns, to: statement, from: 4, boundCopies: &boundCopies)
                     while try statement.step() {}
                     // Every other parameter is bound again for the next row.
                     statement.resetKeepingBindings()
-                    // A key allocated above is within Z_MAX already.
-                    if assigned.primaryKey(at: position) == nil {
-                        maxKeyByRoot[plan.keySequence] = max(maxKeyByRoot[plan.keySequence] ?? 0, key)
-                    }
                     position += 1
-                } while position < rows.count && rows[position].entity === entity
+                } while position < end
                 // Each row's statement was reset (keeping its bindings) after its step.
                 if boundCopies { statement.reset() }
             }
@@ -352,6 +401,19 @@ extension SQLiteStore: InTransactionKeyAssigning {
                                    [.integer(key), .integer(Int64(root)), .integer(key)])
         }
         if isHistoryTracked { historyNumber = try recordHistory(changes, connection, insertedKeys: keys) }
+    }
+
+    /// The primary key to insert the row at `position` of `rows` under: the one `keys` assigned
+    /// it, or its own; `maxKey` is raised to its own when `assigned` did not allocate it (so
+    /// Z_MAX may be below it). Throws for a row that still has a temporary ID.
+    @inline(__always)
+    private func insertKey(_ rows: UnsafeBufferPointer<RowSnapshot>, _ position: Int, _ keys: AssignedKeys, _ assigned: AssignedKeys,
+                           _ maxKey: inout Int64?) throws -> Int64 {
+        if let assignedKey = keys.primaryKey(at: position) { return assignedKey }
+        if rows[position].isTemporaryID { throw temporaryRowError(rows[position]) }
+        let key = rows[position].primaryKey
+        if assigned.primaryKey(at: position) == nil { maxKey = max(maxKey ?? key, key) }
+        return key
     }
 
     /// Whether writing `request` needs it with permanent IDs in place of the temporary ones

@@ -41,6 +41,9 @@ enum SQLiteWriteStatementKey {
 
     /// The `INSERT` of rows of the entity numbered `entityNumber`.
     static func insert(entityNumber: Int) -> Int { (1 << 42) + entityNumber }
+    /// The `INSERT` of several rows at once of the entity numbered `entityNumber`
+    /// (``SQLiteStore/WriteColumns/insertManySQL``).
+    static func insertMany(entityNumber: Int) -> Int { (1 << 42) + (2 << 24) + entityNumber }
     /// The `UPDATE` of rows of the entity numbered `entityNumber`.
     static func update(entityNumber: Int) -> Int { (1 << 42) + (1 << 24) + entityNumber }
 
