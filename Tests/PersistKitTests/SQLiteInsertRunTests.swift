@@ -98,7 +98,7 @@ struct SQLiteInsertRunTests {
     }
 
     @Test func wideEntitiesWriteFewerRowsAStatementOrOneAtATime() throws {
-        // 99 columns and the key: 9 rows fit in 999 parameters.
+        // 99 columns and the key: 5 rows fit in 500 parameters.
         let (store, model, url) = try makeStore(try wideModel(99))
         defer { try? store.close() }
         let wide = model.entitiesByName["Wide"]!
@@ -106,25 +106,25 @@ struct SQLiteInsertRunTests {
         let seen = Locked<[String]>([])
         store.setStatementObserver { sql in seen.withLock { $0.append(sql) } }
         var request = StoreSaveRequest()
-        request.inserted = (1...20).map { key in
+        request.inserted = (1...22).map { key in
             S.row(store, wide, key, Dictionary(uniqueKeysWithValues: (0..<99).map { ("a\($0)", StoreValue.integer(key * 1000 + Int64($0))) }))
         }
         try store.save(request)
-        // Two statements of nine rows and two of one.
-        #expect(seen.withLock { $0 }.filter { $0.hasPrefix("INSERT INTO \"ZWIDE\"") }.count == 4)
+        // Four statements of five rows and two of one.
+        #expect(seen.withLock { $0 }.filter { $0.hasPrefix("INSERT INTO \"ZWIDE\"") }.count == 6)
         let disk = try S.query(url, "SELECT Z_PK, ZA0, ZA98 FROM ZWIDE ORDER BY Z_PK")
-        #expect(disk == (1...20).map { ["\($0)", "\($0 * 1000)", "\($0 * 1000 + 98)"] })
+        #expect(disk == (1...22).map { ["\($0)", "\($0 * 1000)", "\($0 * 1000 + 98)"] })
 
-        // 600 columns: not even two rows fit; every row is an INSERT of its own.
-        let (widest, widestModel, widestURL) = try makeStore(try wideModel(600))
+        // 300 columns: not even two rows fit; every row is an INSERT of its own.
+        let (widest, widestModel, widestURL) = try makeStore(try wideModel(300))
         defer { try? widest.close() }
         let entity = widestModel.entitiesByName["Wide"]!
         let columns = try widest.writePlan(for: entity).columns
         #expect(columns.insertManyRows == 1 && columns.insertManySQL.isEmpty)
         request = StoreSaveRequest()
-        request.inserted = (1...3).map { S.row(widest, entity, $0, ["a0": .integer($0), "a599": .integer(-$0)]) }
+        request.inserted = (1...3).map { S.row(widest, entity, $0, ["a0": .integer($0), "a299": .integer(-$0)]) }
         try widest.save(request)
-        #expect(try S.query(widestURL, "SELECT Z_PK, ZA0, ZA599 FROM ZWIDE ORDER BY Z_PK") == [["1", "1", "-1"], ["2", "2", "-2"], ["3", "3", "-3"]])
+        #expect(try S.query(widestURL, "SELECT Z_PK, ZA0, ZA299 FROM ZWIDE ORDER BY Z_PK") == [["1", "1", "-1"], ["2", "2", "-2"], ["3", "3", "-3"]])
     }
 
     @Test func aFailureInAStatementOfManyRowsWritesNothing() throws {

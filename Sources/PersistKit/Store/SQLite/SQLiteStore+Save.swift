@@ -61,13 +61,15 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// The most rows one `INSERT` of a save writes (``WriteColumns/insertManySQL``). Measured
     /// with 50,000 rows of ten integers (docs/stores.md, "Inserting rows in runs"): one row a
     /// statement took about 25 % longer in SQLite than 25 to 50, most of it the step, reset and
-    /// halt each statement costs; 32 and 64 rows are within each other's noise.
-    static let insertManyMaximumRows = 64
+    /// halt each statement costs; 32 and 64 rows are within each other's noise, and 64 rows'
+    /// prepared statement takes twice the memory.
+    static let insertManyMaximumRows = 32
 
-    /// The most parameters one `INSERT` of several rows binds: 999, SQLite's limit on a
-    /// statement's parameters before version 3.32 (`SQLITE_MAX_VARIABLE_NUMBER`), so a
-    /// statement of several rows prepares whatever the library was built with.
-    static let insertParameterBudget = 999
+    /// The most parameters one `INSERT` of several rows binds. A prepared statement takes about
+    /// 90 bytes a parameter (`SQLITE_STMTSTATUS_MEMUSED`), and each entity saved in runs keeps
+    /// one per connection: 500 keeps each under about 45 KiB, and below SQLite's limit on a
+    /// statement's parameters (999 before version 3.32) whatever the library was built with.
+    static let insertParameterBudget = 500
 
     /// What writing rows of one entity needs, worked out once per entity for the store's life
     /// (the schema does not change): looking up the layout (by entity name), the key sequence
