@@ -134,10 +134,28 @@ extension SQLiteStore: PersistentHistoryStore {
             }
         }
         // Read in place through the buffer, as the save's INSERT loop reads them: bound to a
-        // local, each row was copied out of the array first.
+        // local, each row was copied out of the array first. Once the transaction's first
+        // change is numbered, full runs of inserted rows of one entity go in one statement each
+        // (``insertChangeRun(_:entity:transaction:_:_:)``), as the rows themselves did.
         try changes.inserted.withUnsafeBufferPointer { rows in
-            for position in rows.indices {
-                try record(rows[position].entity, insertedKeys.primaryKey(at: position) ?? rows[position].primaryKey, .insert)
+            var position = 0
+            while position < rows.count {
+                let entity = rows[position].entity
+                if bindings.changeNumbered && rows.count - position >= Self.changeRunRows {
+                    var end = position + 1
+                    while end < position + Self.changeRunRows && rows[end].entity === entity { end += 1 }
+                    if end - position == Self.changeRunRows {
+                        if entity !== lastEntity {
+                            lastEntity = entity
+                            lastEntityNumber = schema.layout(of: entity).map { Int64($0.number) } ?? 0
+                        }
+                        try Self.insertChangeRun(rows, from: position, keys: insertedKeys, entity: lastEntityNumber, transaction: number, connection)
+                        position = end
+                        continue
+                    }
+                }
+                try record(entity, insertedKeys.primaryKey(at: position) ?? rows[position].primaryKey, .insert)
+                position += 1
             }
         }
         for row in changes.updated {
@@ -163,6 +181,37 @@ extension SQLiteStore: PersistentHistoryStore {
         }
         connection.historyStrings.keepBindings(bindings)
         return number
+    }
+
+    /// How many inserted rows' `ACHANGE` rows one statement of ``insertChangeRun(_:from:keys:entity:transaction:_:)``
+    /// writes: as many as the rows' own `INSERT`s of several rows (docs/stores.md, "Inserting
+    /// rows in runs").
+    static let changeRunRows = SQLiteStore.insertManyMaximumRows
+
+    /// Inserts the `ACHANGE` rows of the ``changeRunRows`` inserted rows of `rows` from
+    /// `position` on, all of the entity numbered `entity`, in the history transaction
+    /// `transaction`, in one statement: the entity and transaction bound once, each row's key
+    /// (from `keys` by position, or its own) after them, `Z_PK` left to SQLite as for every
+    /// change row after a transaction's first (see ``SQLiteHistoryBindings``).
+    private static func insertChangeRun(_ rows: UnsafeBufferPointer<RowSnapshot>, from position: Int, keys: AssignedKeys,
+                                        entity: Int64, transaction: Int64, _ connection: SQLiteConnection) throws {
+        let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyChangeRun, keepingBindings: true) {
+            let insert = Int64(PersistentHistoryChange.ChangeType.insert.rawValue)
+            let values = (0..<changeRunRows).map { "(\(changeEntityNumber), 1, \(insert), ?1, ?\($0 + 3), ?2, NULL, NULL)" }
+            return """
+                INSERT INTO "ACHANGE" ("Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS", "ZTOMBSTONE") \
+                VALUES \(values.joined(separator: ", "))
+                """
+        }
+        // Through `bind`, which readies the statement after its last step.
+        try statement.bind(.integer(entity), at: 1)
+        try statement.bindInteger(transaction, at: 2)
+        for offset in 0..<changeRunRows {
+            let row = position + offset
+            try statement.bindInteger(keys.primaryKey(at: row) ?? rows[row].primaryKey, at: Int32(offset + 3))
+        }
+        while try statement.step() {}
+        statement.resetKeepingBindings()
     }
 
     /// The values of one `ACHANGE` row.

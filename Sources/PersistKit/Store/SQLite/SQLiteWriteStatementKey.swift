@@ -38,6 +38,9 @@ enum SQLiteWriteStatementKey {
     static let historyNextTransaction = (1 << 41) + 18
     /// The `INSERT` of a history change after the first of a SQLite transaction.
     static let historyNextChange = (1 << 41) + 19
+    /// The `INSERT` of the history changes of a run of inserted rows of one entity, after the
+    /// first change of a SQLite transaction.
+    static let historyChangeRun = (1 << 41) + 20
 
     /// The `INSERT` of rows of the entity numbered `entityNumber`.
     static func insert(entityNumber: Int) -> Int { (1 << 42) + entityNumber }
