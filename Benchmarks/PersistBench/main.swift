@@ -146,7 +146,7 @@ while let argument = arguments.next() {
     case "--seconds": socketSeconds = Double(arguments.next() ?? "") ?? socketSeconds
     case "--only": only = arguments.next()
     default:
-        FileHandle.standardError.write(Data("usage: persistd-bench [--runs N] [--json PATH] [--quick] [--only WORKLOAD] [--seconds S]\n".utf8))
+        FileHandle.standardError.write(Data("usage: persistd-bench [--runs N] [--json PATH] [--quick] [--only WORKLOAD[,WORKLOAD…]] [--seconds S]\n".utf8))
         exit(2)
     }
 }
@@ -158,8 +158,9 @@ let directory = FileManager.default.temporaryDirectory.appendingPathComponent("p
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
 var rows: [BenchmarkRow] = []
-/// Whether workload `number` runs (all of them unless `--only N` names one).
-@MainActor func wanted(_ number: String) -> Bool { only == nil || only == number }
+/// Whether workload `number` runs (all of them unless `--only N` or `--only N,M,…` names some;
+/// several run in the order of the full run, in one process, as they do there).
+@MainActor func wanted(_ number: String) -> Bool { only.map { $0.split(separator: ",").contains(Substring(number)) } ?? true }
 
 @MainActor func report(_ row: BenchmarkRow) {
     rows.append(row)
