@@ -68,6 +68,42 @@ struct BatchRequestTests {
         #expect(try context.count(for: M.request("Tag")) == 5)
     }
 
+    /// Rows are made in one pass over each dictionary, and again key by key only when
+    /// something is wrong: what lands is what the checked rows hold, whatever the shape.
+    @Test(arguments: S.storeTypes)
+    func batchInsertRowsOfEveryShape(_ type: StoreType) throws {
+        let (coordinator, context) = try setUp(type)
+        let brewed = Date(timeIntervalSinceReferenceDate: 86_400)
+        let request = BatchInsertRequest(entityName: "Beer", objects: [
+            ["name": "Transient given", "note": "not stored"],
+            ["name": "Null for an optional with a default", "abv": NSNull()],
+            ["name": "Transient of another type", "note": 12, "ibu": Int32(7)],
+            ["name": "Every kind", "abv": Float(6.5), "ibu": 40, "brewedOn": brewed, "code": "ABC-1"],
+        ])
+        request.resultType = .objectIDs
+        let ids = try #require(try context.execute(request).objectIDs)
+        #expect(ids.count == 4)
+        let reader = M.context(coordinator)
+        let rows = try ids.map { try reader.existingObject(with: $0) }
+        #expect(rows.map { $0.value(forKey: "name") as? String }
+            == ["Transient given", "Null for an optional with a default", "Transient of another type", "Every kind"])
+        #expect(rows.allSatisfy { $0.value(forKey: "note") == nil })
+        #expect(rows.map { $0.value(forKey: "abv") as? Double } == [5.0, nil, 5.0, 6.5])
+        #expect(rows.map { $0.value(forKey: "ibu") as? Int16 } == [nil, nil, 7, 40])
+        #expect(rows[3].value(forKey: "brewedOn") as? Date == brewed && rows[3].value(forKey: "code") as? String == "ABC-1")
+
+        // A mandatory attribute given as null, after good rows: nothing is inserted.
+        let before = try context.count(for: M.request("Beer"))
+        #expect { try context.execute(BatchInsertRequest(entityName: "Beer", objects: [["name": "fine"], ["name": NSNull()]])) } throws: {
+            ($0 as? PersistenceError)?.code == .validationMissingMandatoryProperty
+        }
+        #expect(try context.count(for: M.request("Beer")) == before)
+        // An empty list inserts nothing, even of an abstract entity.
+        let empty = BatchInsertRequest(entityName: "Drink", objects: [])
+        empty.resultType = .count
+        #expect(try context.execute(empty).count == 0)
+    }
+
     @Test(arguments: S.storeTypes)
     func batchInsertRejectsBadValues(_ type: StoreType) throws {
         let (_, context) = try setUp(type)

@@ -156,6 +156,44 @@ struct SQLiteInsertRunTests {
         #expect(try S.query(url, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = \(store.schema.layout(of: tag)!.number)") == [["10"]])
     }
 
+    @Test func aBatchInsertWritesInRunsToo() throws {
+        let model = try wideModel(3)
+        let url = try S.temporaryDirectory().appendingPathComponent("Batch.sqlite")
+        let coordinator = PersistentStoreCoordinator(managedObjectModel: model)
+        try coordinator.addPersistentStore(type: .sqlite, at: url)
+        let store = try #require(coordinator.persistentStores.first as? SQLiteStore)
+        let context = ManagedObjectContext(concurrencyType: .privateQueue)
+        context.persistentStoreCoordinator = coordinator
+        let many = SQLiteStore.insertManyMaximumRows
+        let count = 2 * many + 5
+        let seen = Locked<[String]>([])
+        store.setStatementObserver { sql in seen.withLock { $0.append(sql) } }
+        // Every third object leaves a2 out: it is stored as null.
+        let request = BatchInsertRequest(entityName: "Wide", objects: (0..<count).map { index -> [String: Any] in
+            index % 3 == 0 ? ["a0": index, "a1": -index] : ["a0": index, "a1": -index, "a2": index * 10]
+        })
+        request.resultType = .objectIDs
+        let ids = try #require(try context.execute(request).objectIDs)
+        store.setStatementObserver(nil)
+
+        #expect(ids.count == count && ids.allSatisfy { !$0.isTemporaryID })
+        #expect(ids.map(\.primaryKey) == (1...Int64(count)).map { $0 })
+        // Two statements of `many` rows, five of one.
+        let inserts = seen.withLock { $0 }.filter { $0.hasPrefix(#"INSERT INTO "ZWIDE""#) }
+        #expect(inserts.count == 7 && inserts.prefix(2).allSatisfy { $0.hasSuffix(", 1, ?, ?, ?)") && $0.count > 20 * many })
+        let disk = try S.query(url, "SELECT Z_PK, Z_ENT, Z_OPT, ZA0, ZA1, ZA2 FROM ZWIDE ORDER BY Z_PK")
+        let number = try #require(store.schema.layout(of: model.entitiesByName["Wide"]!)?.number)
+        #expect(disk == (0..<count).map { ["\($0 + 1)", "\(number)", "1", "\($0)", "\(-$0)", $0 % 3 == 0 ? "NULL" : "\($0 * 10)"] })
+        // A later save gets keys after the batch's.
+        let later: Int64 = try context.performAndWait {
+            let object = ManagedObject(entity: model.entitiesByName["Wide"]!, insertInto: context)
+            object.setValue(Int64(1), forKey: "a0")
+            try context.save()
+            return object.objectID.primaryKey
+        }
+        #expect(later == Int64(count + 1))
+    }
+
     @Test func anErrorShowsShortSQLWholeAndCutsLongSQL() {
         let short = SQLiteError(extendedResultCode: 1555, message: "UNIQUE constraint failed: T.Z_PK", sql: "INSERT INTO T VALUES (?)")
         #expect(short.description == "SQLite error 1555 (constraint failed): UNIQUE constraint failed: T.Z_PK - while executing `INSERT INTO T VALUES (?)`")

@@ -11,7 +11,17 @@ extension ManagedObjectContext {
             switch request {
             case let insert as BatchInsertRequest:
                 let entity = try resolveEntity(insert.entity, insert.entityName)
-                let rows = try insert.objects.map { try batchRow($0, entity: entity) }
+                var rows: [[StoreValue]] = []
+                // An empty list inserts nothing, whatever the entity: no row to refuse.
+                if !insert.objects.isEmpty {
+                    guard !entity.isAbstract else {
+                        throw PersistenceError(.persistentStoreOperation, "cannot batch insert objects of the abstract entity \(entity.name)")
+                    }
+                    // One object converts every row's values (its conversions read only the entity).
+                    let converter = ManagedObject(entity: entity, insertInto: nil)
+                    let template = BatchRowTemplate(entity)
+                    rows = try insert.objects.map { try batchRow($0, entity: entity, converter: converter, template: template) }
+                }
                 return BatchResult(insert.resultType, try rootStore(for: entity).execute(.insert(entity: entity, rows: rows)), .inserted)
             case let update as BatchUpdateRequest:
                 let entity = try resolveEntity(update.entity, update.entityName)
@@ -57,12 +67,56 @@ extension ManagedObjectContext {
         return entity
     }
 
-    /// A full row for a batch insert: each value converted to its attribute's type, defaults
-    /// for missing attributes, `nil` for to-one and transient slots.
-    private func batchRow(_ dictionary: [String: Any], entity: EntityDescription) throws -> [StoreValue] {
-        guard !entity.isAbstract else {
-            throw PersistenceError(.persistentStoreOperation, "cannot batch insert objects of the abstract entity \(entity.name)")
+    /// What every row of a batch insert of one entity starts from: each stored attribute's
+    /// default (null for the other slots), and the slots a row must not leave null.
+    struct BatchRowTemplate {
+        /// The row of an object given no value.
+        let defaults: [StoreValue]
+        /// The slots of the non-optional stored attributes.
+        let mandatorySlots: [Int]
+
+        init(_ entity: EntityDescription) {
+            var defaults: [StoreValue] = []
+            var mandatorySlots: [Int] = []
+            for (slot, property) in entity.slots.enumerated() {
+                guard let attribute = property as? AttributeDescription, !attribute.isTransient else {
+                    defaults.append(.null)
+                    continue
+                }
+                defaults.append(attribute.defaultValue ?? .null)
+                if !attribute.isOptional { mandatorySlots.append(slot) }
+            }
+            self.defaults = defaults
+            self.mandatorySlots = mandatorySlots
         }
+    }
+
+    /// A full row for a batch insert (``checkedBatchRow(_:entity:converter:)``), made by one
+    /// pass over the dictionary from `template`: each key found by the entity's accessor table
+    /// (no hashing of short names), where reading the row attribute by attribute hashed every
+    /// name twice. A row with anything wrong is made again by ``checkedBatchRow(_:entity:converter:)``,
+    /// which throws the error a check in the model's order finds first.
+    private func batchRow(_ dictionary: [String: Any], entity: EntityDescription, converter: ManagedObject,
+                          template: BatchRowTemplate) throws -> [StoreValue] {
+        var row = template.defaults
+        for (key, given) in dictionary {
+            guard let accessor = entity.accessor(for: key), let attribute = accessor.property as? AttributeDescription,
+                  let converted = try? converter.storeValue(for: given, attribute: attribute) else {
+                return try checkedBatchRow(dictionary, entity: entity, converter: converter)
+            }
+            // A transient attribute's value is not stored.
+            if !attribute.isTransient { row[accessor.slot] = converted }
+        }
+        for slot in template.mandatorySlots where row[slot].isNull {
+            return try checkedBatchRow(dictionary, entity: entity, converter: converter)
+        }
+        return row
+    }
+
+    /// A full row for a batch insert: each value converted to its attribute's type, defaults
+    /// for missing attributes, `nil` for to-one and transient slots; checked key by key, then
+    /// attribute by attribute in the entity's order, throwing at the first problem.
+    private func checkedBatchRow(_ dictionary: [String: Any], entity: EntityDescription, converter: ManagedObject) throws -> [StoreValue] {
         for key in dictionary.keys {
             guard let property = entity.propertiesByName[key] else {
                 throw PersistenceError(.validationInvalidType, "entity \(entity.name) has no property \"\(key)\"", key: key)
@@ -71,7 +125,6 @@ extension ManagedObjectContext {
                 throw PersistenceError(.validationInvalidType, "a batch insert cannot set the relationship \(entity.name).\(key)", key: key)
             }
         }
-        let converter = ManagedObject(entity: entity, insertInto: nil)
         return try entity.slots.map { property -> StoreValue in
             guard let attribute = property as? AttributeDescription, !attribute.isTransient else { return .null }
             var value = attribute.defaultValue ?? .null

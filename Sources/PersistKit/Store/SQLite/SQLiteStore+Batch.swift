@@ -61,35 +61,30 @@ extension SQLiteStore {
         return ids
     }
 
+    /// Inserts `rows` (each the values of `entity`'s slots, in order; missing ones null) as new
+    /// objects under keys reserved for them, as a save inserts its rows: in runs of several
+    /// rows a statement (``insertRows(_:keys:assigned:keyPlan:_:maxKeyByRoot:)``).
     private func batchInsert(_ entity: EntityDescription, _ rows: [[StoreValue]]) throws -> StoreBatchResult {
         guard !rows.isEmpty else { return StoreBatchResult(count: 0, objectIDs: []) }
-        let layout = try layout(of: entity)
-        let table = schema.tables[layout.tableIndex]
-        let sequence = keySequence(of: layout)
-        var names: [String] = []
-        var slots: [Int] = []
-        for (slot, mapping) in layout.slotColumns.enumerated() {
-            if case .attribute(let index, _) = mapping {
-                names.append(table.columns[index].name)
-                slots.append(slot)
-            }
-        }
-        let columns = (["Z_PK", "Z_ENT", "Z_OPT"] + names).map(SQLiteSchema.quote).joined(separator: ", ")
-        let sql = "INSERT INTO \(SQLiteSchema.quote(table.name)) (\(columns)) VALUES (\(Self.placeholders(names.count + 3)))"
+        let plan = try writePlan(for: entity)
         let count = rows.count
-        let result = try withWriteConnection(.sqlite, "batch inserting \(entity.name) failed") { connection in
+        let slotCount = entity.slots.count
+        return try withWriteConnection(.sqlite, "batch inserting \(entity.name) failed") { connection in
             try recordingBatch(.insert, connection) {
-                let first = try reserveKeys(Int64(count), sequence: sequence, connection)
-                let keys = Array(first..<(first + Int64(count)))
-                let statement = try connection.cachedStatement(sql)
-                for (key, values) in zip(keys, rows) {
-                    try statement.execute([.integer(key), .integer(Int64(layout.number)), .integer(1)]
-                                          + slots.map { $0 < values.count ? values[$0] : .null })
+                let first = try reserveKeys(Int64(count), sequence: plan.keySequence, connection)
+                let ids = (0..<Int64(count)).map { ManagedObjectID(entity: entity, store: storeToken, primaryKey: first + $0) }
+                let snapshots = zip(ids, rows).map { id, values in
+                    RowSnapshot(objectID: id, version: 1, values: values.count >= slotCount
+                                ? values : values + Array(repeating: .null, count: slotCount - values.count))
                 }
-                return StoreBatchResult(count: count, objectIDs: keys.map { ManagedObjectID(entity: entity, storeIdentifier: identifier, primaryKey: $0) })
+                // The keys were reserved above, so Z_MAX is at or above them already.
+                var maxKeyByRoot: [Int: Int64] = [:]
+                try snapshots.withUnsafeBufferPointer { rows in
+                    try insertRows(rows, keys: .none, assigned: .none, keyPlan: plan, connection, maxKeyByRoot: &maxKeyByRoot)
+                }
+                return StoreBatchResult(count: count, objectIDs: ids)
             }
         }
-        return result
     }
 
     private func batchUpdate(_ fetch: StoreFetchRequest, _ assignments: [StoreBatchAssignment]) throws -> StoreBatchResult {

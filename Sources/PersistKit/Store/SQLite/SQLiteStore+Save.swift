@@ -293,80 +293,8 @@ extension SQLiteStore: InTransactionKeyAssigning {
         for row in changes.deleted { try delete(row, connection) }
 
         var maxKeyByRoot: [Int: Int64] = [:]
-        // Rows of one entity come together: its write plan and prepared INSERT are looked up
-        // once per run of rows, and each row's values are bound in place. Each row is read in
-        // place through the buffer, never bound to a local: a row is too large to pass in
-        // registers, and `let row = changes.inserted[position]` copied it (two atomic retains
-        // and two releases a row), as reading the run's plan and statement from optionals
-        // retained and released both per row.
         try changes.inserted.withUnsafeBufferPointer { rows in
-            var position = 0
-            while position < rows.count {
-                let entity = rows[position].entity
-                // The run of rows of this entity: [position, end).
-                var end = position + 1
-                while end < rows.count && rows[end].entity === entity { end += 1 }
-                // The plan the keys were taken with, if it is this entity's: not looked up again.
-                let plan = try keyPlan.flatMap { $0.entity === entity ? $0 : nil } ?? writePlan(for: entity)
-                // Read out of the plan once per run: reading it per row copied it (two arrays
-                // and two strings retained and released a row).
-                let columns = plan.columns
-                // The largest key of the run not allocated above (those are within Z_MAX).
-                var runMaxKey: Int64?
-                defer { if let runMaxKey { maxKeyByRoot[plan.keySequence] = max(maxKeyByRoot[plan.keySequence] ?? 0, runMaxKey) } }
-                // Whether the run bound text or blobs, which the statements' bindings keep
-                // copies of (cleared when the run ends); integers are left bound: every row
-                // binds every column.
-                var boundCopies = false
-                // Whole runs of `insertManyRows` rows, one statement each.
-                let many = columns.insertManyRows
-                if many > 1 && end - position >= many {
-                    // Every parameter is bound below before each step: the last save's values
-                    // are not cleared first.
-                    let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insertMany(entityNumber: plan.layout.number),
-                                                                   keepingBindings: true) { columns.insertManySQL }
-                    repeat {
-                        // The first key through `bind`, which readies the statement after its
-                        // last step; the rest of the statement's parameters after it.
-                        try statement.bind(.integer(insertKey(rows, position, keys, assigned, &runMaxKey)), at: 1)
-                        var index: Int32 = 2
-                        for row in position..<(position + many) {
-                            if row > position {
-                                try statement.bindInteger(insertKey(rows, row, keys, assigned, &runMaxKey), at: index)
-                                index += 1
-                            }
-                            // Force-unwrap: `row` is below `rows.count`, so the buffer is not empty.
-                            index = try bindColumns(rows.baseAddress! + row, columns, to: statement, from: index, boundCopies: &boundCopies)
-                        }
-                        while try statement.step() {}
-                        statement.resetKeepingBindings()
-                        position += many
-                    } while end - position >= many
-                    if boundCopies { statement.reset() }
-                    boundCopies = false
-                }
-                guard position < end else { continue }
-                // The rest one at a time.
-                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: plan.layout.number),
-                                                               keepingBindings: true) {
-                    columns.insertSQL
-                }
-                // The entity number and the version are the same for every row of the run:
-                // bound once, kept by resetting without clearing the bindings after each row.
-                try statement.bind(.integer(Int64(plan.layout.number)), at: 2)
-                try statement.bind(.integer(1), at: 3)
-                repeat {
-                    try statement.bind(.integer(insertKey(rows, position, keys, assigned, &runMaxKey)), at: 1)
-                    // Force-unwrap: `position` is below `rows.count`, so the buffer is not empty.
-                    _ = try bindColumns(rows.baseAddress! + position, columns, to: statement, from: 4, boundCopies: &boundCopies)
-                    while try statement.step() {}
-                    // Every other parameter is bound again for the next row.
-                    statement.resetKeepingBindings()
-                    position += 1
-                } while position < end
-                // Each row's statement was reset (keeping its bindings) after its step.
-                if boundCopies { statement.reset() }
-            }
+            try insertRows(rows, keys: keys, assigned: assigned, keyPlan: keyPlan, connection, maxKeyByRoot: &maxKeyByRoot)
         }
 
         for row in changes.updated {
@@ -403,6 +331,88 @@ extension SQLiteStore: InTransactionKeyAssigning {
                                    [.integer(key), .integer(Int64(root)), .integer(key)])
         }
         if isHistoryTracked { historyNumber = try recordHistory(changes, connection, insertedKeys: keys) }
+    }
+
+    /// Inserts `rows` (version 1) under the keys `keys` gives them by position, or their own:
+    /// whole runs of ``WriteColumns/insertManyRows`` rows of one entity in one statement each,
+    /// the rest one at a time (docs/stores.md, "Inserting rows in runs"). `assigned`: the keys
+    /// allocated in this transaction (within `Z_MAX` already); every other key raises
+    /// `maxKeyByRoot` for its key sequence. `keyPlan`: the write plan the keys were taken with.
+    func insertRows(_ rows: UnsafeBufferPointer<RowSnapshot>, keys: AssignedKeys, assigned: AssignedKeys, keyPlan: EntityWritePlan?,
+                            _ connection: SQLiteConnection, maxKeyByRoot: inout [Int: Int64]) throws {
+        // Rows of one entity come together: its write plan and prepared INSERTs are looked up
+        // once per run of rows, and each row's values are bound in place. Each row is read in
+        // place through the buffer, never bound to a local: a row is too large to pass in
+        // registers, and `let row = rows[position]` copied it (two atomic retains and two
+        // releases a row), as reading the run's plan and statement from optionals retained
+        // and released both per row.
+        var position = 0
+        while position < rows.count {
+            let entity = rows[position].entity
+            // The run of rows of this entity: [position, end).
+            var end = position + 1
+            while end < rows.count && rows[end].entity === entity { end += 1 }
+            // The plan the keys were taken with, if it is this entity's: not looked up again.
+            let plan = try keyPlan.flatMap { $0.entity === entity ? $0 : nil } ?? writePlan(for: entity)
+            // Read out of the plan once per run: reading it per row copied it (two arrays
+            // and two strings retained and released a row).
+            let columns = plan.columns
+            // The largest key of the run not allocated above (those are within Z_MAX).
+            var runMaxKey: Int64?
+            defer { if let runMaxKey { maxKeyByRoot[plan.keySequence] = max(maxKeyByRoot[plan.keySequence] ?? 0, runMaxKey) } }
+            // Whether the run bound text or blobs, which the statements' bindings keep
+            // copies of (cleared when the run ends); integers are left bound: every row
+            // binds every column.
+            var boundCopies = false
+            // Whole runs of `insertManyRows` rows, one statement each.
+            let many = columns.insertManyRows
+            if many > 1 && end - position >= many {
+                // Every parameter is bound below before each step: the last save's values
+                // are not cleared first.
+                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insertMany(entityNumber: plan.layout.number),
+                                                               keepingBindings: true) { columns.insertManySQL }
+                repeat {
+                    // The first key through `bind`, which readies the statement after its
+                    // last step; the rest of the statement's parameters after it.
+                    try statement.bind(.integer(insertKey(rows, position, keys, assigned, &runMaxKey)), at: 1)
+                    var index: Int32 = 2
+                    for row in position..<(position + many) {
+                        if row > position {
+                            try statement.bindInteger(insertKey(rows, row, keys, assigned, &runMaxKey), at: index)
+                            index += 1
+                        }
+                        // Force-unwrap: `row` is below `rows.count`, so the buffer is not empty.
+                        index = try bindColumns(rows.baseAddress! + row, columns, to: statement, from: index, boundCopies: &boundCopies)
+                    }
+                    while try statement.step() {}
+                    statement.resetKeepingBindings()
+                    position += many
+                } while end - position >= many
+                if boundCopies { statement.reset() }
+                boundCopies = false
+            }
+            guard position < end else { continue }
+            // The rest one at a time.
+            let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insert(entityNumber: plan.layout.number),
+                                                           keepingBindings: true) {
+                columns.insertSQL
+            }
+            // The entity number and the version are the same for every row of the run:
+            // bound once, kept by resetting without clearing the bindings after each row.
+            try statement.bind(.integer(Int64(plan.layout.number)), at: 2)
+            try statement.bind(.integer(1), at: 3)
+            repeat {
+                try statement.bind(.integer(insertKey(rows, position, keys, assigned, &runMaxKey)), at: 1)
+                // Force-unwrap: `position` is below `rows.count`, so the buffer is not empty.
+                _ = try bindColumns(rows.baseAddress! + position, columns, to: statement, from: 4, boundCopies: &boundCopies)
+                while try statement.step() {}
+                // Every other parameter is bound again for the next row.
+                statement.resetKeepingBindings()
+                position += 1
+            } while position < end
+            // Each row's statement was reset (keeping its bindings) after its step.
+            if boundCopies { statement.reset() }
+        }
     }
 
     /// The primary key to insert the row at `position` of `rows` under: the one `keys` assigned
