@@ -67,30 +67,6 @@ extension ManagedObjectContext {
         return entity
     }
 
-    /// What every row of a batch insert of one entity starts from: each stored attribute's
-    /// default (null for the other slots), and the slots a row must not leave null.
-    struct BatchRowTemplate {
-        /// The row of an object given no value.
-        let defaults: [StoreValue]
-        /// The slots of the non-optional stored attributes.
-        let mandatorySlots: [Int]
-
-        init(_ entity: EntityDescription) {
-            var defaults: [StoreValue] = []
-            var mandatorySlots: [Int] = []
-            for (slot, property) in entity.slots.enumerated() {
-                guard let attribute = property as? AttributeDescription, !attribute.isTransient else {
-                    defaults.append(.null)
-                    continue
-                }
-                defaults.append(attribute.defaultValue ?? .null)
-                if !attribute.isOptional { mandatorySlots.append(slot) }
-            }
-            self.defaults = defaults
-            self.mandatorySlots = mandatorySlots
-        }
-    }
-
     /// A full row for a batch insert (``checkedBatchRow(_:entity:converter:)``), made by one
     /// pass over the dictionary from `template`: each key found by the entity's accessor table
     /// (no hashing of short names), where reading the row attribute by attribute hashed every

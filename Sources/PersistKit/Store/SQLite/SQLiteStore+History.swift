@@ -136,7 +136,7 @@ extension SQLiteStore: PersistentHistoryStore {
         // Read in place through the buffer, as the save's INSERT loop reads them: bound to a
         // local, each row was copied out of the array first. Once the transaction's first
         // change is numbered, full runs of inserted rows of one entity go in one statement each
-        // (``insertChangeRun(_:entity:transaction:_:_:)``), as the rows themselves did.
+        // (``insertChangeRun(_:from:keys:entity:transaction:_:)``), as the rows themselves did.
         try changes.inserted.withUnsafeBufferPointer { rows in
             var position = 0
             while position < rows.count {

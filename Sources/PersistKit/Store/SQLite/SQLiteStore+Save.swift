@@ -339,7 +339,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
     /// allocated in this transaction (within `Z_MAX` already); every other key raises
     /// `maxKeyByRoot` for its key sequence. `keyPlan`: the write plan the keys were taken with.
     func insertRows(_ rows: UnsafeBufferPointer<RowSnapshot>, keys: AssignedKeys, assigned: AssignedKeys, keyPlan: EntityWritePlan?,
-                            _ connection: SQLiteConnection, maxKeyByRoot: inout [Int: Int64]) throws {
+                    _ connection: SQLiteConnection, maxKeyByRoot: inout [Int: Int64]) throws {
         // Rows of one entity come together: its write plan and prepared INSERTs are looked up
         // once per run of rows, and each row's values are bound in place. Each row is read in
         // place through the buffer, never bound to a local: a row is too large to pass in
@@ -357,7 +357,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
             // Read out of the plan once per run: reading it per row copied it (two arrays
             // and two strings retained and released a row).
             let columns = plan.columns
-            // The largest key of the run not allocated above (those are within Z_MAX).
+            // The largest key of the run that `assigned` did not allocate (those are within Z_MAX).
             var runMaxKey: Int64?
             defer { if let runMaxKey { maxKeyByRoot[plan.keySequence] = max(maxKeyByRoot[plan.keySequence] ?? 0, runMaxKey) } }
             // Whether the run bound text or blobs, which the statements' bindings keep
