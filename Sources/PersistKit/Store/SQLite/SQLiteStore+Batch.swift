@@ -72,15 +72,17 @@ extension SQLiteStore {
         return try withWriteConnection(.sqlite, "batch inserting \(entity.name) failed") { connection in
             try recordingBatch(.insert, connection) {
                 let first = try reserveKeys(Int64(count), sequence: plan.keySequence, connection)
+                // Allocated in this transaction, as a save's keys are: within Z_MAX already.
+                let keys = AssignedKeys(consecutiveFrom: first, count: count, store: storeToken)
                 let ids = (0..<Int64(count)).map { ManagedObjectID(entity: entity, store: storeToken, primaryKey: first + $0) }
                 let snapshots = zip(ids, rows).map { id, values in
                     RowSnapshot(objectID: id, version: 1, values: values.count >= slotCount
                                 ? values : values + Array(repeating: .null, count: slotCount - values.count))
                 }
-                // The keys were reserved above, so Z_MAX is at or above them already.
+                // Stays empty: every key is an allocated one.
                 var maxKeyByRoot: [Int: Int64] = [:]
                 try snapshots.withUnsafeBufferPointer { rows in
-                    try insertRows(rows, keys: .none, assigned: .none, keyPlan: plan, connection, maxKeyByRoot: &maxKeyByRoot)
+                    try insertRows(rows, keys: keys, assigned: keys, keyPlan: plan, connection, maxKeyByRoot: &maxKeyByRoot)
                 }
                 return StoreBatchResult(count: count, objectIDs: ids)
             }

@@ -115,16 +115,19 @@ extension SQLiteStore: PersistentHistoryStore {
         // Rows of one entity come together: its number is looked up once per run.
         var lastEntity: EntityDescription?
         var lastEntityNumber: Int64 = 0
+        func entityNumber(_ entity: EntityDescription) -> Int64 {
+            if entity !== lastEntity {
+                lastEntity = entity
+                lastEntityNumber = schema.layout(of: entity).map { Int64($0.number) } ?? 0
+            }
+            return lastEntityNumber
+        }
         func record(_ id: ManagedObjectID, _ type: PersistentHistoryChange.ChangeType, columns: StoreValue = .null, tombstone: StoreValue = .null) throws {
             try record(id.entity, id.primaryKey, type, columns: columns, tombstone: tombstone)
         }
         func record(_ entity: EntityDescription, _ primaryKey: Int64, _ type: PersistentHistoryChange.ChangeType,
                     columns: StoreValue = .null, tombstone: StoreValue = .null) throws {
-            if entity !== lastEntity {
-                lastEntity = entity
-                lastEntityNumber = schema.layout(of: entity).map { Int64($0.number) } ?? 0
-            }
-            let change = HistoryChangeValues(type: Int64(type.rawValue), entity: lastEntityNumber, primaryKey: primaryKey,
+            let change = HistoryChangeValues(type: Int64(type.rawValue), entity: entityNumber(entity), primaryKey: primaryKey,
                                              transaction: number, columns: columns, tombstone: tombstone)
             if bindings.changeNumbered {
                 try Self.insertChange(change, &bindings.nextChange, abovePurgeFloor: false, connection)
@@ -145,11 +148,7 @@ extension SQLiteStore: PersistentHistoryStore {
                     var end = position + 1
                     while end < position + Self.changeRunRows && rows[end].entity === entity { end += 1 }
                     if end - position == Self.changeRunRows {
-                        if entity !== lastEntity {
-                            lastEntity = entity
-                            lastEntityNumber = schema.layout(of: entity).map { Int64($0.number) } ?? 0
-                        }
-                        try Self.insertChangeRun(rows, from: position, keys: insertedKeys, entity: lastEntityNumber, transaction: number, connection)
+                        try Self.insertChangeRun(rows, from: position, keys: insertedKeys, entity: entityNumber(entity), transaction: number, connection)
                         position = end
                         continue
                     }

@@ -46,12 +46,11 @@ extension SQLiteStore: InTransactionKeyAssigning {
         let quotedNames = insertNames.map(SQLiteSchema.quote).joined(separator: ", ")
         columns.insertSQL = "INSERT INTO \(quotedTable) (\(quotedNames)) VALUES (\(insertNames.map { _ in "?" }.joined(separator: ", ")))"
         // The key and each column are parameters; the entity number and version are not.
-        columns.insertManyRows = min(Self.insertManyMaximumRows, Self.insertParameterBudget / (1 + columns.names.count))
-        if columns.insertManyRows > 1 {
+        let manyRows = min(Self.insertManyMaximumRows, Self.insertParameterBudget / (1 + columns.names.count))
+        if manyRows > 1 {
             let row = "(" + (["?", String(layout.number), "1"] + columns.names.map { _ in "?" }).joined(separator: ", ") + ")"
-            columns.insertManySQL = "INSERT INTO \(quotedTable) (\(quotedNames)) VALUES " + repeatElement(row, count: columns.insertManyRows).joined(separator: ", ")
-        } else {
-            columns.insertManyRows = 1
+            columns.insertManyRows = manyRows
+            columns.insertManySQL = "INSERT INTO \(quotedTable) (\(quotedNames)) VALUES " + repeatElement(row, count: manyRows).joined(separator: ", ")
         }
         let sets = (columns.names.map { "\(SQLiteSchema.quote($0)) = ?" } + ["\"Z_OPT\" = \"Z_OPT\" + 1"]).joined(separator: ", ")
         columns.updateSQL = "UPDATE \(quotedTable) SET \(sets) WHERE \"Z_PK\" = ? AND \"Z_OPT\" = ?"
