@@ -51,11 +51,16 @@ enum Measure {
     /// drifts over all of them alike, instead of over whichever ran in a later block. The
     /// result holds the samples of each body, in round order, so sample `i` of two bodies
     /// were taken in the same round.
-    static func interleaved(runs: Int, count: Int, _ body: (_ which: Int) throws -> Void) rethrows -> [[Double]] {
+    ///
+    /// `prepare(which)`, when given, runs before each call of `body(which)`, untimed: what a
+    /// round needs in place that is not the measured work (a store file copied afresh).
+    static func interleaved(runs: Int, count: Int, prepare: ((_ which: Int) throws -> Void)? = nil,
+                            _ body: (_ which: Int) throws -> Void) rethrows -> [[Double]] {
         var samples = [[Double]](repeating: [], count: count)
         for round in 0...runs {
             for turn in 0..<count {
                 let which = (turn + round) % count
+                try prepare?(which)
                 let start = ContinuousClock.now
                 try runBody(which, body)
                 let elapsed = ContinuousClock.now - start

@@ -55,6 +55,18 @@ final class RawSQLite {
         sqlite3_finalize(statement)
     }
 
+    /// Deletes rows 1…`count` of `ZITEM` in one transaction with one prepared statement.
+    func deleteItems(_ count: Int) {
+        let statement = prepare("DELETE FROM ZITEM WHERE Z_PK = ?")
+        exec("BEGIN")
+        for row in 1...Int64(count) {
+            sqlite3_bind_int64(statement, 1, row)
+            stepOnce(statement, "DELETE")
+        }
+        exec("COMMIT")
+        sqlite3_finalize(statement)
+    }
+
     /// Steps every column of every row; returns a checksum so nothing is optimized away.
     func selectAll(_ sql: String, bind: [Int64] = []) -> Int64 {
         let statement = prepare(sql)

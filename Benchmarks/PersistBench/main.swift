@@ -61,6 +61,14 @@ enum Bench {
         return context
     }
 
+    /// Copies the store at `url` (with its WAL, if one is left) to `destination`, replacing it.
+    static func copyStore(_ url: URL, to destination: URL) throws {
+        remove(destination)
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: url.path + suffix) {
+            try FileManager.default.copyItem(atPath: url.path + suffix, toPath: destination.path + suffix)
+        }
+    }
+
     /// Saves `count` parents with `childrenEach` children each.
     static func insertFamilies(_ count: Int, childrenEach: Int, at url: URL) throws {
         remove(url)
@@ -349,6 +357,44 @@ if wanted("5") {
                        unitsPerRound: parentCount * 11))
     report(Measure.row("5 \(parentCount) parents x 10 children, prefetch, generated classes", target: 2.0, ours: samples[1], baseline: samples[2],
                        paired: true, unitsPerRound: parentCount * 11))
+}
+
+if wanted("9") {
+    // 9. Delete 50,000 objects of workload 1, one save; the objects fetched beforehand, untimed
+    // (fetching is workload 2's). Baseline: raw SQLite, one transaction, one prepared DELETE
+    // by key. Not among the workloads: deleting is the other half of a store's writes.
+    let deleteCount = 50_000 / scale
+    let template = directory.appendingPathComponent("delete-template.sqlite")
+    try Bench.insertObjects(deleteCount, into: try Bench.open(template))
+    let oursURL = directory.appendingPathComponent("delete.sqlite"), rawURL = directory.appendingPathComponent("delete-raw.sqlite")
+    var prepared: (context: ManagedObjectContext, objects: [ManagedObject])?
+    var raw: RawSQLite?
+    // 0: ours, 1: raw.
+    let samples = try Measure.interleaved(runs: runs, count: 2, prepare: { which in
+        let url = which == 0 ? oursURL : rawURL
+        try Bench.copyStore(template, to: url)
+        if which == 0 {
+            let context = try Bench.open(url)
+            let objects = try context.performAndWait { try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) }
+            prepared = (context, objects)
+        } else {
+            raw = RawSQLite(path: url.path)
+        }
+    }) { which in
+        if which == 0 {
+            guard let (context, objects) = prepared else { return }
+            try context.performAndWait {
+                for object in objects { context.delete(object) }
+                try context.save()
+            }
+            prepared = nil
+        } else {
+            raw?.deleteItems(deleteCount)
+            raw = nil
+        }
+    }
+    report(Measure.row("9 delete \(deleteCount) objects, one save", target: 1.5, ours: samples[0], baseline: samples[1], paired: true,
+                       unitsPerRound: deleteCount))
 }
 
 if wanted("7") || wanted("8") {

@@ -155,6 +155,70 @@ struct ContextDeleteRuleTests {
         #expect(try M.context(coordinator).count(for: M.request("Brewery")) == 0)
     }
 
+    /// Deleting members of a to-many relationship whose members were never read records their
+    /// removal on the other side without reading the members (one look-up per deleted member
+    /// made deleting many members of one object cost the square of their number).
+    @Test func deletingMembersOfAnUnreadToManyRecordsTheirRemovalWithoutReadingIt() throws {
+        let url = try M.temporaryDirectory().appendingPathComponent("Unread.sqlite")
+        let coordinator = try M.coordinator(type: .sqlite, at: url)
+        let store = try #require(coordinator.persistentStores.first as? SQLiteStore)
+        let writer = M.context(coordinator)
+        let brewery = M.insert("Brewery", into: writer, ["name": "A"])
+        for name in ["X", "Y", "Z"] { _ = M.insert("Beer", into: writer, ["name": name, "brewery": brewery]) }
+        try writer.save()
+
+        let context = M.context(coordinator)
+        let beers = try context.fetch(M.request("Beer", sort: [FetchSortDescriptor(key: "name")]))
+        let seen = Locked<[String]>([])
+        store.setStatementObserver { sql in seen.withLock { $0.append(sql) } }
+        try context.performAndWait {
+            context.delete(beers[0])
+            context.delete(beers[1])
+            context.processPendingChanges()
+        }
+        store.setStatementObserver(nil)
+        // Each deleted beer's own tags are read (their nullify rule needs them); the brewery's
+        // beers are not.
+        let reads = seen.withLock { $0 }
+        #expect(reads.count == 2)
+        #expect(!reads.contains { $0.contains(#"FROM "ZBEER""#) })
+        let reloaded = try context.performAndWait { try #require(beers[2].value(forKey: "brewery") as? ManagedObject) }
+        #expect(M.names(reloaded.value(forKey: "beers")) == ["Z"])
+        try context.save()
+        let reader = M.context(coordinator)
+        let saved = try #require(try reader.fetch(M.request("Brewery")).first)
+        #expect(M.names(saved.value(forKey: "beers")) == ["Z"])
+        #expect(M.names(try reader.fetch(M.request("Beer"))) == ["Z"])
+    }
+
+    /// A cascade over many destinations, each with a nullify rule of its own: every level is
+    /// deleted and every inverse emptied.
+    @Test func aCascadeOverManyDestinationsDeletesThemAllAndNullifiesTheirInverses() throws {
+        let url = try M.temporaryDirectory().appendingPathComponent("Cascade.sqlite")
+        let coordinator = try M.coordinator(type: .sqlite, at: url)
+        let context = M.context(coordinator)
+        let tag = M.insert("Tag", into: context, ["name": "hoppy"])
+        let breweries = (0..<3).map { M.insert("Brewery", into: context, ["name": "B\($0)"]) }
+        for (index, brewery) in breweries.enumerated() {
+            for number in 0..<100 {
+                let beer = M.insert("Beer", into: context, ["name": "beer \(index)-\(number)", "brewery": brewery])
+                beer.addObject(tag, forKey: "tags")
+            }
+        }
+        try context.save()
+        #expect((tag.value(forKey: "beers") as? Set<ManagedObject>)?.count == 300)
+
+        context.delete(breweries[0])
+        context.delete(breweries[2])
+        try context.save()
+        #expect(M.names(tag.value(forKey: "beers")) == (0..<100).map { "beer 1-\($0)" }.sorted())
+        let reader = M.context(coordinator)
+        #expect(M.names(try reader.fetch(M.request("Brewery"))) == ["B1"])
+        #expect(M.names(try reader.fetch(M.request("Beer"))).sorted() == (0..<100).map { "beer 1-\($0)" }.sorted())
+        let savedTag = try #require(try reader.fetch(M.request("Tag")).first)
+        #expect((savedTag.value(forKey: "beers") as? Set<ManagedObject>)?.count == 100)
+    }
+
     @Test func deletingAnInsertedObjectLeavesNoTrace() throws {
         let context = M.context(try M.coordinator())
         let brewery = M.insert("Brewery", into: context, ["name": "A"])

@@ -86,4 +86,61 @@ struct SQLiteHistoryRunTests {
         #expect(changes.map(\.changedObjectID) == ids)
         #expect(changes.map(\.changedObjectID.entity.name) == names)
     }
+
+    /// Deletes every Counter `context` has registered, saves, and returns the SQL the store ran.
+    static func deleteAll(_ ids: [ManagedObjectID], _ context: ManagedObjectContext, _ store: SQLiteStore) throws -> [String] {
+        let seen = Locked<[String]>([])
+        store.setStatementObserver { sql in seen.withLock { $0.append(sql) } }
+        defer { store.setStatementObserver(nil) }
+        try context.performAndWait {
+            for id in ids { context.delete(context.object(with: id)) }
+            try context.save()
+        }
+        return seen.withLock { $0 }
+    }
+
+    @Test func deletedRowsChangesGoInRunsInKeyOrder() throws {
+        let path = try S.storePath()
+        let counter = EntityDescription(name: "Counter", properties: [AttributeDescription(name: "name", type: .string)])
+        let coordinator = try S.coordinator(path, model: ManagedObjectModel(entities: [counter]))
+        let store = try #require(coordinator.persistentStores.first as? SQLiteStore)
+        let context = M.context(coordinator)
+        let runs = SQLiteStore.changeRunRows
+        let count = 2 * runs + 3
+        let objects = (0..<count).map { M.insert("Counter", into: context, ["name": "c\($0)"]) }
+        try context.save()
+        let ids = context.performAndWait { objects.map(\.objectID) }
+        let token = try Self.history(context, after: nil).token
+
+        let sql = try Self.deleteAll(ids.shuffled(), context, store)
+        // The first change alone, two runs, the two left one at a time.
+        let changeInserts = sql.filter { $0.hasPrefix(#"INSERT INTO "ACHANGE""#) }
+        #expect(changeInserts.count == 5)
+        let delete = PersistentHistoryChange.ChangeType.delete.rawValue
+        #expect(changeInserts.filter { $0.contains("(16002, 1, \(delete), ?1, ?\(runs + 2), ?2, NULL, NULL)") }.count == 2)
+
+        let changes = try #require(Self.history(context, after: token).transactions.first?.changes)
+        // In the order the rows were deleted: by key.
+        #expect(changes.map(\.changedObjectID) == ids.sorted { $0.primaryKey < $1.primaryKey })
+        #expect(changes.allSatisfy { $0.changeType == .delete && $0.tombstone.isEmpty })
+        let first = try #require(changes.first?.changeNumber)
+        #expect(changes.map(\.changeNumber) == (first..<(first + Int64(count))).map { $0 })
+    }
+
+    @Test func deletedRowsThatKeepValuesInTombstonesGoOneAtATime() throws {
+        let path = try S.storePath()
+        let coordinator = try S.coordinator(path, model: PersistentHistoryTests.model())
+        let store = try #require(coordinator.persistentStores.first as? SQLiteStore)
+        let context = M.context(coordinator)
+        let count = SQLiteStore.changeRunRows + 5
+        let ids = try Self.saveCounters(count, "kept", context)
+        let token = try Self.history(context, after: nil).token
+
+        let sql = try Self.deleteAll(ids, context, store)
+        #expect(sql.filter { $0.hasPrefix(#"INSERT INTO "ACHANGE""#) }.count == count)
+        let changes = try #require(Self.history(context, after: token).transactions.first?.changes)
+        #expect(changes.map(\.changedObjectID) == ids.sorted { $0.primaryKey < $1.primaryKey })
+        let names = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, "kept\($0)") })
+        #expect(changes.allSatisfy { $0.changeType == .delete && $0.tombstone == ["name": .string(names[$0.changedObjectID]!)] })
+    }
 }

@@ -333,7 +333,9 @@ struct SQLiteSchema: Sendable {
 
     /// An identifier double-quoted for SQL (`"ZNAME"`), with embedded quotes doubled.
     static func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        // Most identifiers hold no quote: no search and replace through Foundation's NSString.
+        if !identifier.utf8.contains(UInt8(ascii: "\"")) { return "\"" + identifier + "\"" }
+        return "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// An identifier as Core Data writes it in DDL: bare when it is a plain identifier

@@ -107,7 +107,7 @@ extension SQLiteStore: PersistentHistoryStore {
     /// bound. Only a transaction's first row of each table is numbered by the subquery that
     /// respects a purge's floor; the rows after it are numbered by SQLite alone.
     func recordHistory(_ changes: StoreSaveRequest, _ connection: SQLiteConnection,
-                       insertedKeys: AssignedKeys = .none) throws -> Int64 {
+                       insertedKeys: AssignedKeys = .none, deleteOrder: [WriteOrderEntry]? = nil) throws -> Int64 {
         // Taken out while bound and stepped; put back only if nothing threw on the way (a
         // half-bound statement's bindings are not known).
         var bindings = connection.historyStrings.takeBindings()
@@ -139,7 +139,7 @@ extension SQLiteStore: PersistentHistoryStore {
         // Read in place through the buffer, as the save's INSERT loop reads them: bound to a
         // local, each row was copied out of the array first. Once the transaction's first
         // change is numbered, full runs of inserted rows of one entity go in one statement each
-        // (``insertChangeRun(_:from:keys:entity:transaction:_:)``), as the rows themselves did.
+        // (``insertChangeRun(_:of:at:keys:entity:transaction:_:)``), as the rows themselves did.
         try changes.inserted.withUnsafeBufferPointer { rows in
             var position = 0
             while position < rows.count {
@@ -148,7 +148,8 @@ extension SQLiteStore: PersistentHistoryStore {
                     var end = position + 1
                     while end < position + Self.changeRunRows && rows[end].entity === entity { end += 1 }
                     if end - position == Self.changeRunRows {
-                        try Self.insertChangeRun(rows, from: position, keys: insertedKeys, entity: entityNumber(entity), transaction: number, connection)
+                        try Self.insertChangeRun(.insert, of: rows, at: position..<end, keys: insertedKeys,
+                                                 entity: entityNumber(entity), transaction: number, connection)
                         position = end
                         continue
                     }
@@ -162,8 +163,35 @@ extension SQLiteStore: PersistentHistoryStore {
             let keys = changes.updatedKeys[id] ?? row.entity.slots.filter { !$0.isTransient }.map(\.name)
             try record(id, .update, columns: .data(Data(keys.joined(separator: ",").utf8)))
         }
-        for row in changes.deleted {
-            try record(row.objectID, .delete, tombstone: Self.tombstone(of: row))
+        // Deleted rows in `deleteOrder` (the order their `DELETE`s ran in) when given, in the
+        // request's order otherwise; once the first change is numbered, full runs of rows of one
+        // entity with no value to preserve go in one statement each, as inserted rows do.
+        try changes.deleted.withUnsafeBufferPointer { rows in
+            func position(_ index: Int) -> Int { deleteOrder?[index].position ?? index }
+            var index = 0
+            // Whether the run's entity preserves any value in its tombstones.
+            var preservingEntity: EntityDescription?
+            var preserves = false
+            while index < rows.count {
+                let entity = rows[position(index)].entity
+                if entity !== preservingEntity {
+                    preservingEntity = entity
+                    preserves = Self.preservesValuesOnDeletion(entity)
+                }
+                if !preserves && bindings.changeNumbered && rows.count - index >= Self.changeRunRows {
+                    var end = index + 1
+                    while end < index + Self.changeRunRows && rows[position(end)].entity === entity { end += 1 }
+                    if end - index == Self.changeRunRows {
+                        try Self.insertChangeRun(.delete, of: rows, at: (index..<end).lazy.map(position), keys: .none,
+                                                 entity: entityNumber(entity), transaction: number, connection)
+                        index = end
+                        continue
+                    }
+                }
+                let row = position(index)
+                try record(entity, rows[row].primaryKey, .delete, tombstone: preserves ? Self.tombstone(of: rows[row]) : .null)
+                index += 1
+            }
         }
         // Objects whose to-many relationships changed but which are not in `updated` (the
         // context sends both sides of a relationship; only one may have a row change).
@@ -182,21 +210,22 @@ extension SQLiteStore: PersistentHistoryStore {
         return number
     }
 
-    /// How many inserted rows' `ACHANGE` rows one statement of ``insertChangeRun(_:from:keys:entity:transaction:_:)``
+    /// How many inserted rows' `ACHANGE` rows one statement of ``insertChangeRun(_:of:at:keys:entity:transaction:_:)``
     /// writes: as many as the rows' own `INSERT`s of several rows (docs/stores.md, "Inserting
     /// rows in runs").
     static let changeRunRows = SQLiteStore.insertManyMaximumRows
 
-    /// Inserts the `ACHANGE` rows of the ``changeRunRows`` inserted rows of `rows` from
-    /// `position` on, all of the entity numbered `entity`, in the history transaction
-    /// `transaction`, in one statement: the entity and transaction bound once, each row's key
-    /// (from `keys` by position, or its own) after them, `Z_PK` left to SQLite as for every
-    /// change row after a transaction's first (see ``SQLiteHistoryBindings``).
-    private static func insertChangeRun(_ rows: UnsafeBufferPointer<RowSnapshot>, from position: Int, keys: AssignedKeys,
-                                        entity: Int64, transaction: Int64, _ connection: SQLiteConnection) throws {
-        let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.historyChangeRun, keepingBindings: true) {
-            let insert = Int64(PersistentHistoryChange.ChangeType.insert.rawValue)
-            let values = (0..<changeRunRows).map { "(\(changeEntityNumber), 1, \(insert), ?1, ?\($0 + 3), ?2, NULL, NULL)" }
+    /// Inserts the `ACHANGE` rows of type `type` (insert or delete) of the ``changeRunRows``
+    /// rows of `rows` at `positions`, all of the entity numbered `entity`, in the history
+    /// transaction `transaction`, in one statement: the entity and transaction bound once, each
+    /// row's key (from `keys` by position, or its own) after them, `Z_PK` left to SQLite as for
+    /// every change row after a transaction's first (see ``SQLiteHistoryBindings``).
+    private static func insertChangeRun(_ type: PersistentHistoryChange.ChangeType, of rows: UnsafeBufferPointer<RowSnapshot>,
+                                        at positions: some Sequence<Int>, keys: AssignedKeys, entity: Int64, transaction: Int64,
+                                        _ connection: SQLiteConnection) throws {
+        let key = type == .insert ? SQLiteWriteStatementKey.historyChangeRun : SQLiteWriteStatementKey.historyDeleteChangeRun
+        let statement = try connection.cachedStatement(key: key, keepingBindings: true) {
+            let values = (0..<changeRunRows).map { "(\(changeEntityNumber), 1, \(type.rawValue), ?1, ?\($0 + 3), ?2, NULL, NULL)" }
             return """
                 INSERT INTO "ACHANGE" ("Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS", "ZTOMBSTONE") \
                 VALUES \(values.joined(separator: ", "))
@@ -205,12 +234,17 @@ extension SQLiteStore: PersistentHistoryStore {
         // Through `bind`, which readies the statement after its last step.
         try statement.bind(.integer(entity), at: 1)
         try statement.bindInteger(transaction, at: 2)
-        for offset in 0..<changeRunRows {
-            let row = position + offset
+        for (offset, row) in positions.enumerated() {
             try statement.bindInteger(keys.primaryKey(at: row) ?? rows[row].primaryKey, at: Int32(offset + 3))
         }
         while try statement.step() {}
         statement.resetKeepingBindings()
+    }
+
+    /// Whether `entity` has an attribute whose value its deleted objects' tombstones keep
+    /// (``AttributeDescription/preservesValueInHistoryOnDeletion``).
+    private static func preservesValuesOnDeletion(_ entity: EntityDescription) -> Bool {
+        entity.slots.contains { ($0 as? AttributeDescription)?.preservesValueInHistoryOnDeletion == true }
     }
 
     /// The values of one `ACHANGE` row.

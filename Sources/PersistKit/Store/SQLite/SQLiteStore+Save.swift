@@ -21,6 +21,13 @@ extension SQLiteStore: InTransactionKeyAssigning {
         var insertManySQL = ""
         /// `UPDATE … SET … , Z_OPT = Z_OPT + 1 WHERE Z_PK = ? AND Z_OPT = ?`, built once per entity.
         var updateSQL = ""
+        /// `DELETE FROM … WHERE Z_PK = ? AND Z_OPT = ?`.
+        var deleteSQL = ""
+        /// `DELETE FROM … WHERE (Z_PK = ? AND Z_OPT = ?) OR (…) …`: ``SQLiteStore/deleteManyRows``
+        /// rows in one statement.
+        var deleteManySQL = ""
+        /// The statements that delete the entity's rows' join-table memberships.
+        var joinRowsDeletes: [JoinRowsDelete] = []
     }
 
     private func writeColumns(_ layout: SQLiteSchema.EntityLayout) -> WriteColumns {
@@ -54,6 +61,10 @@ extension SQLiteStore: InTransactionKeyAssigning {
         }
         let sets = (columns.names.map { "\(SQLiteSchema.quote($0)) = ?" } + ["\"Z_OPT\" = \"Z_OPT\" + 1"]).joined(separator: ", ")
         columns.updateSQL = "UPDATE \(quotedTable) SET \(sets) WHERE \"Z_PK\" = ? AND \"Z_OPT\" = ?"
+        let deleteTerm = "\"Z_PK\" = ? AND \"Z_OPT\" = ?"
+        columns.deleteSQL = "DELETE FROM \(quotedTable) WHERE \(deleteTerm)"
+        columns.deleteManySQL = "DELETE FROM \(quotedTable) WHERE " + repeatElement("(\(deleteTerm))", count: Self.deleteManyRows).joined(separator: " OR ")
+        columns.joinRowsDeletes = joinRowsDeletes(of: layout.entity)
         return columns
     }
 
@@ -289,33 +300,38 @@ extension SQLiteStore: InTransactionKeyAssigning {
     private func writeRows(of changes: StoreSaveRequest, keys: AssignedKeys, assigned: AssignedKeys, keyPlan: EntityWritePlan?,
                            constrained: (inserted: Bool, updated: Bool), _ connection: SQLiteConnection,
                            historyNumber: inout Int64?) throws {
-        for row in changes.deleted { try delete(row, connection) }
+        // The deleted rows' order, for their DELETEs and their history.
+        let deleteOrder = try changes.deleted.withUnsafeBufferPointer { try writeOrder($0) }
+        try deleteRows(changes.deleted, in: deleteOrder, connection)
 
         var maxKeyByRoot: [Int: Int64] = [:]
         try changes.inserted.withUnsafeBufferPointer { rows in
             try insertRows(rows, keys: keys, assigned: assigned, keyPlan: keyPlan, connection, maxKeyByRoot: &maxKeyByRoot)
         }
 
-        for row in changes.updated {
-            if row.isTemporaryID { throw temporaryRowError(row) }
-            let plan = try writePlan(for: row.entity)
-            let layout = plan.layout
-            let write = plan.columns
-            let table = schema.tables[layout.tableIndex]
-            // Cleared after each row (below), and every parameter is bound before the step:
-            // not cleared again at the checkout.
-            let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.update(entityNumber: layout.number),
-                                                           keepingBindings: true) { write.updateSQL }
-            // The key and version first, through `bind`, which readies the statement
-            // (see bindColumns(_:_:to:from:boundCopies:)).
-            let next = Int32(write.values.count) + 1
-            try statement.bind(.integer(row.primaryKey), at: next)
-            try statement.bind(.integer(row.version), at: next + 1)
-            var boundCopies = false
-            _ = try withUnsafePointer(to: row) { try bindColumns($0, write, to: statement, from: 1, boundCopies: &boundCopies) }
-            while try statement.step() {}
-            statement.reset()
-            if connection.changes == 0 { throw conflict(row, connection, table) }
+        // In the order of entities and keys (see writeOrder(_:)), each row read in place.
+        try changes.updated.withUnsafeBufferPointer { rows in
+            for entry in try writeOrder(rows) {
+                // Force-unwrap: `writeOrder` gave a position, so the buffer is not empty.
+                let row = rows.baseAddress! + entry.position
+                let plan = try writePlan(for: row.pointee.entity)
+                let layout = plan.layout
+                let write = plan.columns
+                // Cleared after each row (below), and every parameter is bound before the step:
+                // not cleared again at the checkout.
+                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.update(entityNumber: layout.number),
+                                                               keepingBindings: true) { write.updateSQL }
+                // The key and version first, through `bind`, which readies the statement
+                // (see bindColumns(_:_:to:from:boundCopies:)).
+                let next = Int32(write.values.count) + 1
+                try statement.bind(.integer(entry.key), at: next)
+                try statement.bind(.integer(row.pointee.version), at: next + 1)
+                var boundCopies = false
+                _ = try bindColumns(row, write, to: statement, from: 1, boundCopies: &boundCopies)
+                while try statement.step() {}
+                statement.reset()
+                if connection.changes == 0 { throw conflict(row.pointee, connection, schema.tables[layout.tableIndex]) }
+            }
         }
 
         try applyToManyChanges(changes.toManyChanges, connection)
@@ -329,7 +345,7 @@ extension SQLiteStore: InTransactionKeyAssigning {
             try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ? AND \"Z_MAX\" < ?",
                                    [.integer(key), .integer(Int64(root)), .integer(key)])
         }
-        if isHistoryTracked { historyNumber = try recordHistory(changes, connection, insertedKeys: keys) }
+        if isHistoryTracked { historyNumber = try recordHistory(changes, connection, insertedKeys: keys, deleteOrder: deleteOrder) }
     }
 
     /// Inserts `rows` (version 1) under the keys `keys` gives them by position, or their own:
@@ -531,55 +547,54 @@ extension SQLiteStore: InTransactionKeyAssigning {
         return (AssignedKeys(keys: assigned, store: storeToken), nil)
     }
 
-    private func checkedLayout(_ row: RowSnapshot) throws -> SQLiteSchema.EntityLayout {
-        guard !row.isTemporaryID else { throw temporaryRowError(row) }
-        return try layout(of: row.entity)
-    }
-
     /// The error of writing `row`, which has a temporary ID.
-    private func temporaryRowError(_ row: RowSnapshot) -> PersistenceError {
+    func temporaryRowError(_ row: RowSnapshot) -> PersistenceError {
         PersistenceError(.persistentStoreSave, "an object with a temporary ID cannot be written", objectID: row.objectID)
     }
 
-    private func conflict(_ row: RowSnapshot, _ connection: SQLiteConnection, _ table: SQLiteSchema.Table) -> PersistenceError {
+    /// The optimistic-locking conflict of `row`, which a write found at another version or gone.
+    func conflict(_ row: RowSnapshot, _ connection: SQLiteConnection, _ table: SQLiteSchema.Table) -> PersistenceError {
         let current = try? connection.int64("SELECT \"Z_OPT\" FROM \(SQLiteSchema.quote(table.name)) WHERE \"Z_PK\" = ?", [.integer(row.primaryKey)])
         let what = current.map { "was changed by another save (version \($0), read at version \(row.version))" }
             ?? "was deleted by another save"
         return PersistenceError(.managedObjectMerge, "optimistic locking failure: \(row.objectID) \(what)", objectID: row.objectID)
     }
 
-    private func delete(_ row: RowSnapshot, _ connection: SQLiteConnection) throws {
-        let layout = try checkedLayout(row)
-        let table = schema.tables[layout.tableIndex]
-        try connection.execute("DELETE FROM \(SQLiteSchema.quote(table.name)) WHERE \"Z_PK\" = ? AND \"Z_OPT\" = ?",
-                               [.integer(row.primaryKey), .integer(row.version)])
-        if connection.changes == 0 { throw conflict(row, connection, table) }
-        let key: [StoreValue] = [.integer(row.primaryKey)]
-        for join in schema.joinTables {
-            if let source = join.relationship.entity, layout.entity.isKind(of: source) {
-                try connection.execute("DELETE FROM \(SQLiteSchema.quote(join.name)) WHERE \(SQLiteSchema.quote(join.sourceColumn)) = ?", key)
-            }
-            if let destination = join.relationship.destinationEntity, layout.entity.isKind(of: destination) {
-                try connection.execute("DELETE FROM \(SQLiteSchema.quote(join.name)) WHERE \(SQLiteSchema.quote(join.destinationColumn)) = ?", key)
-            }
-        }
-    }
-
     /// Join-table membership from the canonical side, then the orders of ordered relationships.
     private func applyToManyChanges(_ changes: [StoreSaveRequest.ToManyChange], _ connection: SQLiteConnection) throws {
         for change in changes {
-            guard let join = schema.joinTable(of: change.relationship), join.relationship === change.relationship else { continue }
-            let table = SQLiteSchema.quote(join.name)
-            let source = SQLiteSchema.quote(join.sourceColumn)
-            let destination = SQLiteSchema.quote(join.destinationColumn)
-            for removed in change.removed {
-                try connection.execute("DELETE FROM \(table) WHERE \(source) = ? AND \(destination) = ?",
-                                       [.integer(change.source.primaryKey), .integer(removed.primaryKey)])
+            guard let index = schema.joinTableIndexByRelationship[ObjectIdentifier(change.relationship)],
+                  schema.joinTables[index].relationship === change.relationship else { continue }
+            // Each membership through the join table's prepared statement, found by its key:
+            // the source bound once, each destination after it.
+            if !change.removed.isEmpty {
+                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.deleteMembership(joinTable: index),
+                                                               keepingBindings: true) {
+                    let join = schema.joinTables[index]
+                    return "DELETE FROM \(SQLiteSchema.quote(join.name)) WHERE \(SQLiteSchema.quote(join.sourceColumn)) = ?"
+                        + " AND \(SQLiteSchema.quote(join.destinationColumn)) = ?"
+                }
+                try statement.bind(.integer(change.source.primaryKey), at: 1)
+                for removed in change.removed {
+                    try statement.bindInteger(removed.primaryKey, at: 2)
+                    while try statement.step() {}
+                    statement.resetKeepingBindings()
+                }
             }
-            for added in change.added {
-                try checkPermanent(added, change)
-                try connection.execute("INSERT OR IGNORE INTO \(table) (\(source), \(destination)) VALUES (?, ?)",
-                                       [.integer(change.source.primaryKey), .integer(added.primaryKey)])
+            if !change.added.isEmpty {
+                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insertMembership(joinTable: index),
+                                                               keepingBindings: true) {
+                    let join = schema.joinTables[index]
+                    return "INSERT OR IGNORE INTO \(SQLiteSchema.quote(join.name))"
+                        + " (\(SQLiteSchema.quote(join.sourceColumn)), \(SQLiteSchema.quote(join.destinationColumn))) VALUES (?, ?)"
+                }
+                try statement.bind(.integer(change.source.primaryKey), at: 1)
+                for added in change.added {
+                    try checkPermanent(added, change)
+                    try statement.bindInteger(added.primaryKey, at: 2)
+                    while try statement.step() {}
+                    statement.resetKeepingBindings()
+                }
             }
         }
         for change in changes where change.relationship.isOrdered {

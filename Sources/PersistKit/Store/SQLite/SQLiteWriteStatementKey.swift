@@ -41,6 +41,9 @@ enum SQLiteWriteStatementKey {
     /// The `INSERT` of the history changes of a run of inserted rows of one entity, after the
     /// first change of a SQLite transaction.
     static let historyChangeRun = (1 << 41) + 20
+    /// The `INSERT` of the history changes of a run of deleted rows of one entity, after the
+    /// first change of a SQLite transaction.
+    static let historyDeleteChangeRun = (1 << 41) + 21
 
     /// The `INSERT` of rows of the entity numbered `entityNumber`.
     static func insert(entityNumber: Int) -> Int { (1 << 42) + entityNumber }
@@ -49,6 +52,22 @@ enum SQLiteWriteStatementKey {
     static func insertMany(entityNumber: Int) -> Int { (1 << 42) + (2 << 24) + entityNumber }
     /// The `UPDATE` of rows of the entity numbered `entityNumber`.
     static func update(entityNumber: Int) -> Int { (1 << 42) + (1 << 24) + entityNumber }
+    /// The `DELETE` of one row of the entity numbered `entityNumber`
+    /// (``SQLiteStore/WriteColumns/deleteSQL``).
+    static func delete(entityNumber: Int) -> Int { (1 << 42) + (3 << 24) + entityNumber }
+    /// The `DELETE` of several rows at once of the entity numbered `entityNumber`
+    /// (``SQLiteStore/WriteColumns/deleteManySQL``).
+    static func deleteMany(entityNumber: Int) -> Int { (1 << 42) + (4 << 24) + entityNumber }
+    /// The `DELETE` of the memberships of one deleted row from the join table numbered
+    /// `joinTable` (its index in the schema's join tables), by its source column (`side` 0) or
+    /// its destination column (`side` 1).
+    static func deleteJoinRows(joinTable: Int, side: Int) -> Int { (1 << 42) + (5 << 24) + 2 * joinTable + side }
+    /// The same for several deleted rows at once.
+    static func deleteManyJoinRows(joinTable: Int, side: Int) -> Int { (1 << 42) + (6 << 24) + 2 * joinTable + side }
+    /// The `INSERT OR IGNORE` of one membership into the join table numbered `joinTable`.
+    static func insertMembership(joinTable: Int) -> Int { (1 << 42) + (7 << 24) + joinTable }
+    /// The `DELETE` of one membership from the join table numbered `joinTable`.
+    static func deleteMembership(joinTable: Int) -> Int { (1 << 42) + (8 << 24) + joinTable }
 
     /// The number of slots of ``directSlot(_:)``.
     static let directSlotCount = 256
