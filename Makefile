@@ -144,7 +144,7 @@ bench: deps
 	$(RELEASE_BUILD) --product persistd-bench
 	$$($(RELEASE_BUILD) --show-bin-path)/persistd-bench --json .build/bench.json $(BENCH_ARGS)
 
-## bench-instructions: instructions per object, lookup or save of workloads 1 to 6 and 9, ours against
+## bench-instructions: instructions per object, lookup or save of workloads 1 to 6, 9 and 10, ours against
 ## raw SQLite, counted by callgrind in the steady state (Benchmarks/instructions.py): figures that
 ## do not move with the machine's load, for comparing two versions of the code. Installs valgrind
 ## when it is missing. Never part of `make test`.

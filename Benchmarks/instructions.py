@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Instructions per unit of workloads 1 to 6 and 9, ours against raw SQLite, counted by callgrind.
+"""Instructions per unit of workloads 1 to 6, 9 and 10, ours against raw SQLite, counted by callgrind.
 
 `make bench-instructions` runs this after a release build of persistd-bench. For each workload it
 runs the benchmark's quick size under callgrind twice, with one measured round and with three,
@@ -33,6 +33,7 @@ WORKLOADS = {
     "5": ("5 parents x 10 children, prefetch", "object", {0: "ours", 1: "ours generated classes", 2: "raw"}),
     "6": ("6 saves of one object", "save", {0: "ours", 1: "raw"}),
     "9": ("9 delete, one save", "object", {0: "ours", 1: "raw"}),
+    "10": ("10 update, one save", "object", {0: "ours", 1: "raw"}),
 }
 
 

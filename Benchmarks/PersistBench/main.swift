@@ -397,6 +397,44 @@ if wanted("9") {
                        unitsPerRound: deleteCount))
 }
 
+if wanted("10") {
+    // 10. Change one attribute of each of 50,000 objects of workload 1, one save; the objects
+    // fetched beforehand, untimed. Baseline: raw SQLite, one transaction, one prepared UPDATE of
+    // the column and the version by key and version. Not among the workloads, as 9.
+    let count = 50_000 / scale
+    let template = directory.appendingPathComponent("update-template.sqlite")
+    try Bench.insertObjects(count, into: try Bench.open(template))
+    let oursURL = directory.appendingPathComponent("update.sqlite"), rawURL = directory.appendingPathComponent("update-raw.sqlite")
+    var prepared: (context: ManagedObjectContext, objects: [ManagedObject])?
+    var raw: RawSQLite?
+    // 0: ours, 1: raw.
+    let samples = try Measure.interleaved(runs: runs, count: 2, prepare: { which in
+        let url = which == 0 ? oursURL : rawURL
+        try Bench.copyStore(template, to: url)
+        if which == 0 {
+            let context = try Bench.open(url)
+            let objects = try context.performAndWait { try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) }
+            prepared = (context, objects)
+        } else {
+            raw = RawSQLite(path: url.path)
+        }
+    }) { which in
+        if which == 0 {
+            guard let (context, objects) = prepared else { return }
+            try context.performAndWait {
+                for object in objects { object.setValue((object.int64(forKey: "i3") ?? 0) + 1, forKey: "i3") }
+                try context.save()
+            }
+            prepared = nil
+        } else {
+            raw?.updateItems(count)
+            raw = nil
+        }
+    }
+    report(Measure.row("10 update \(count) objects, one save", target: 1.5, ours: samples[0], baseline: samples[1], paired: true,
+                       unitsPerRound: count))
+}
+
 if wanted("7") || wanted("8") {
     do {
         try SocketWorkloads(directory: directory, runs: runs, seconds: socketSeconds / Double(scale == 1 ? 1 : 3), quick: scale > 1,

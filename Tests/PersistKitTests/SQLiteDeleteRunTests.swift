@@ -181,6 +181,25 @@ struct SQLiteDeleteRunTests {
         #expect(try S.query(url, "SELECT Z_PK, Z_OPT, ZNAME FROM ZBREWERY ORDER BY Z_PK") == (1...5).map { ["\($0)", "2", "new brewery \($0)"] })
     }
 
+    /// A context lists each updated object's changed properties only for a store that reads
+    /// them: a SQLite store keeping history (its update changes name them).
+    @Test func onlyAStoreKeepingHistoryReadsUpdatedKeys() throws {
+        let model = try S.makeModel()
+        let directory = try S.temporaryDirectory()
+        let plain = try SQLiteStore(model: model, configurationName: nil, url: directory.appendingPathComponent("Plain.sqlite"),
+                                    options: StoreOptions())
+        defer { try? plain.close() }
+        var options = StoreOptions()
+        options.persistentHistoryTracking = true
+        let tracked = try SQLiteStore(model: model, configurationName: nil, url: directory.appendingPathComponent("Tracked.sqlite"),
+                                      options: options)
+        defer { try? tracked.close() }
+        let memory = try InMemoryStore(model: model, configurationName: nil, url: nil, options: StoreOptions())
+        #expect(!plain.readsUpdatedKeys)
+        #expect(tracked.readsUpdatedKeys)
+        #expect(!memory.readsUpdatedKeys)
+    }
+
     @Test func identifiersAreQuotedWithTheirQuotesDoubled() {
         #expect(SQLiteSchema.quote("ZNAME") == #""ZNAME""#)
         #expect(SQLiteSchema.quote(#"Z"ODD""#) == #""Z""ODD""""#)

@@ -488,15 +488,18 @@ extension ManagedObjectContext {
                 writes.withEntry(index) { $0.request.inserted.append(object.storeRow(version: 0)) }
                 split = true
             } else {
-                let slots = object.entity.slots
-                let keys = object.changedSlots.sorted().compactMap { $0 < slots.count ? slots[$0].name : nil }
-                    + object.toMany.namesWithChanges.sorted()
                 writes.withEntry(index) { entry in
                     entry.request.updated.append(object.storeRow(version: object.committed?.version ?? 0))
-                    entry.request.updatedKeys[object.objectID] = keys
+                    // Only for a store that reads them (persistent history): an array of names
+                    // and a dictionary entry per updated object cost more than its row.
+                    guard entry.store.readsUpdatedKeys else { return }
+                    let slots = object.entity.slots
+                    entry.request.updatedKeys[object.objectID] = object.changedSlots.sorted().compactMap { $0 < slots.count ? slots[$0].name : nil }
+                        + object.toMany.namesWithChanges.sorted()
                 }
             }
-            writes.withEntry(index) { $0.request.toManyChanges += object.toManyChanges() }
+            // Most updated objects changed no to-many relationship: their table of states is not walked.
+            if object.hasToManyChanges { writes.withEntry(index) { $0.request.toManyChanges += object.toManyChanges() } }
         }
         for object in plan.deleted where !object.objectID.isTemporaryID {
             object.willAccessValue()
@@ -570,8 +573,7 @@ extension ManagedObjectContext {
             let version = (object.committed?.version ?? 0) + (versionBump ? 1 : 0)
             let row = object.storeRow(version: version)
             object.committed = CommittedState(version: version, values: row.values)
-            let changedToMany = Set(object.toMany.namesWithChanges)
-            if !changedToMany.isEmpty { changes.toManyChanged[object.objectID] = changedToMany }
+            if object.hasToManyChanges { changes.toManyChanged[object.objectID] = Set(object.toMany.namesWithChanges) }
             object.clearChanges()
             changes.updated.append(row)
         }

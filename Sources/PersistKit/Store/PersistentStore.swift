@@ -40,6 +40,11 @@ public protocol PersistentStore: AnyObject, Sendable {
     /// The store's metadata (`NSStoreType`, `NSStoreUUID`, `NSStoreModelVersionHashes`, …).
     func metadata() -> [String: any Sendable]
 
+    /// Whether the store reads a save's ``StoreSaveRequest/updatedKeys`` (a store that keeps
+    /// persistent history does): a context lists each updated object's changed properties only
+    /// for a store that reads them. The default is `true`.
+    var readsUpdatedKeys: Bool { get }
+
     /// The rows that match `request`, in its order, within its limit and offset.
     func fetch(_ request: StoreFetchRequest) throws -> [RowSnapshot]
 
@@ -134,6 +139,11 @@ extension PersistentStore {
     public func row(for objectID: ManagedObjectID) throws -> RowSnapshot? {
         try rows(for: [objectID]).first
     }
+}
+
+extension PersistentStore {
+    /// `true`: a store that says nothing is given every updated object's changed properties.
+    public var readsUpdatedKeys: Bool { true }
 }
 
 extension PersistentStore {

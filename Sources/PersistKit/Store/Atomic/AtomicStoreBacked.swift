@@ -8,6 +8,10 @@ public protocol AtomicStoreBacked: PersistentStore {
 }
 
 extension AtomicStoreBacked {
+    /// `false`: an atomic store keeps no persistent history, the only reader of
+    /// ``StoreSaveRequest/updatedKeys``.
+    public var readsUpdatedKeys: Bool { false }
+
     /// The store's type.
     public var type: StoreType { atomicStore.type }
     /// The file the store lives in, or `nil` for an in-memory store.

@@ -46,6 +46,9 @@ public final class SQLiteStore: PersistentStore {
     public let isReadOnly: Bool
     /// Whether every save is recorded in persistent history (``StoreOptions/persistentHistoryTracking``).
     public let isHistoryTracked: Bool
+    /// Whether a save's ``StoreSaveRequest/updatedKeys`` are read: when history is tracked (its
+    /// update changes list them).
+    public var readsUpdatedKeys: Bool { isHistoryTracked }
     /// How long an operation waits for other connections' locks (``StoreOptions/busyTimeout``).
     public let busyTimeout: Double
     /// The layout of the model in this store.
