@@ -58,25 +58,26 @@ final class RawSQLite {
     /// Sets `ZI3` of rows 1…`count` of `ZITEM` to its first value plus one and raises each
     /// row's version, in one transaction with one prepared statement.
     func updateItems(_ count: Int) {
-        let statement = prepare("UPDATE ZITEM SET ZI3 = ?, Z_OPT = Z_OPT + 1 WHERE Z_PK = ? AND Z_OPT = ?")
-        exec("BEGIN")
-        for row in 1...Int64(count) {
+        eachRow(count, "UPDATE ZITEM SET ZI3 = ?, Z_OPT = Z_OPT + 1 WHERE Z_PK = ? AND Z_OPT = ?") { statement, row in
             sqlite3_bind_int64(statement, 1, Bench.value(row - 1, 3) + 1)
             sqlite3_bind_int64(statement, 2, row)
             sqlite3_bind_int64(statement, 3, 1)
-            stepOnce(statement, "UPDATE")
         }
-        exec("COMMIT")
-        sqlite3_finalize(statement)
     }
 
     /// Deletes rows 1…`count` of `ZITEM` in one transaction with one prepared statement.
     func deleteItems(_ count: Int) {
-        let statement = prepare("DELETE FROM ZITEM WHERE Z_PK = ?")
+        eachRow(count, "DELETE FROM ZITEM WHERE Z_PK = ?") { statement, row in sqlite3_bind_int64(statement, 1, row) }
+    }
+
+    /// Runs `sql` once for each key 1…`count`, in key order, in one transaction, `bind` binding
+    /// each run's parameters.
+    private func eachRow(_ count: Int, _ sql: String, bind: (OpaquePointer?, Int64) -> Void) {
+        let statement = prepare(sql)
         exec("BEGIN")
         for row in 1...Int64(count) {
-            sqlite3_bind_int64(statement, 1, row)
-            stepOnce(statement, "DELETE")
+            bind(statement, row)
+            stepOnce(statement, sql)
         }
         exec("COMMIT")
         sqlite3_finalize(statement)

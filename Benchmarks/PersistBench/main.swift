@@ -69,6 +69,44 @@ enum Bench {
         }
     }
 
+    /// Workloads 9 and 10: `change` applied to `count` objects of workload 1 in one context, then
+    /// one save, against `rawChange` on a copy of the same store; the samples of ours (0) and of
+    /// raw (1). Each round starts from a fresh copy of one store made once; our side's objects
+    /// are fetched before the timed part (fetching is workload 2's), and the context is freed
+    /// within it, as raw's connection is closed within its own.
+    static func changeFetchedItems(_ count: Int, named name: String, in directory: URL, runs: Int,
+                                   _ change: (ManagedObjectContext, [ManagedObject]) throws -> Void,
+                                   raw rawChange: (RawSQLite) -> Void) throws -> [[Double]] {
+        let template = directory.appendingPathComponent("\(name)-template.sqlite")
+        try insertObjects(count, into: try open(template))
+        let oursURL = directory.appendingPathComponent("\(name).sqlite"), rawURL = directory.appendingPathComponent("\(name)-raw.sqlite")
+        var prepared: (context: ManagedObjectContext, objects: [ManagedObject])?
+        var raw: RawSQLite?
+        return try Measure.interleaved(runs: runs, count: 2, prepare: { which in
+            let url = which == 0 ? oursURL : rawURL
+            try copyStore(template, to: url)
+            if which == 0 {
+                let context = try open(url)
+                let objects = try context.performAndWait { try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) }
+                prepared = (context, objects)
+            } else {
+                raw = RawSQLite(path: url.path)
+            }
+        }) { which in
+            if which == 0 {
+                guard let (context, objects) = prepared else { return }
+                try context.performAndWait {
+                    try change(context, objects)
+                    try context.save()
+                }
+                prepared = nil
+            } else if let connection = raw {
+                rawChange(connection)
+                raw = nil
+            }
+        }
+    }
+
     /// Saves `count` parents with `childrenEach` children each.
     static func insertFamilies(_ count: Int, childrenEach: Int, at url: URL) throws {
         remove(url)
@@ -360,79 +398,31 @@ if wanted("5") {
 }
 
 if wanted("9") {
-    // 9. Delete 50,000 objects of workload 1, one save; the objects fetched beforehand, untimed
-    // (fetching is workload 2's). Baseline: raw SQLite, one transaction, one prepared DELETE
-    // by key. Not among the workloads: deleting is the other half of a store's writes.
+    // 9. Delete 50,000 objects of workload 1, one save. Baseline: raw SQLite, one transaction,
+    // one prepared DELETE by key. Not among the workloads: deleting is the other half
+    // of a store's writes.
     let deleteCount = 50_000 / scale
-    let template = directory.appendingPathComponent("delete-template.sqlite")
-    try Bench.insertObjects(deleteCount, into: try Bench.open(template))
-    let oursURL = directory.appendingPathComponent("delete.sqlite"), rawURL = directory.appendingPathComponent("delete-raw.sqlite")
-    var prepared: (context: ManagedObjectContext, objects: [ManagedObject])?
-    var raw: RawSQLite?
-    // 0: ours, 1: raw.
-    let samples = try Measure.interleaved(runs: runs, count: 2, prepare: { which in
-        let url = which == 0 ? oursURL : rawURL
-        try Bench.copyStore(template, to: url)
-        if which == 0 {
-            let context = try Bench.open(url)
-            let objects = try context.performAndWait { try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) }
-            prepared = (context, objects)
-        } else {
-            raw = RawSQLite(path: url.path)
-        }
-    }) { which in
-        if which == 0 {
-            guard let (context, objects) = prepared else { return }
-            try context.performAndWait {
-                for object in objects { context.delete(object) }
-                try context.save()
-            }
-            prepared = nil
-        } else {
-            raw?.deleteItems(deleteCount)
-            raw = nil
-        }
+    let samples = try Bench.changeFetchedItems(deleteCount, named: "delete", in: directory, runs: runs) { context, objects in
+        for object in objects { context.delete(object) }
+    } raw: { raw in
+        raw.deleteItems(deleteCount)
     }
     report(Measure.row("9 delete \(deleteCount) objects, one save", target: 1.5, ours: samples[0], baseline: samples[1], paired: true,
                        unitsPerRound: deleteCount))
 }
 
 if wanted("10") {
-    // 10. Change one attribute of each of 50,000 objects of workload 1, one save; the objects
-    // fetched beforehand, untimed. Baseline: raw SQLite, one transaction, one prepared UPDATE of
-    // the column and the version by key and version. Not among the workloads, as 9.
-    let count = 50_000 / scale
-    let template = directory.appendingPathComponent("update-template.sqlite")
-    try Bench.insertObjects(count, into: try Bench.open(template))
-    let oursURL = directory.appendingPathComponent("update.sqlite"), rawURL = directory.appendingPathComponent("update-raw.sqlite")
-    var prepared: (context: ManagedObjectContext, objects: [ManagedObject])?
-    var raw: RawSQLite?
-    // 0: ours, 1: raw.
-    let samples = try Measure.interleaved(runs: runs, count: 2, prepare: { which in
-        let url = which == 0 ? oursURL : rawURL
-        try Bench.copyStore(template, to: url)
-        if which == 0 {
-            let context = try Bench.open(url)
-            let objects = try context.performAndWait { try context.fetch(FetchRequest<ManagedObject>(entityName: "Item")) }
-            prepared = (context, objects)
-        } else {
-            raw = RawSQLite(path: url.path)
-        }
-    }) { which in
-        if which == 0 {
-            guard let (context, objects) = prepared else { return }
-            try context.performAndWait {
-                for object in objects { object.setValue((object.int64(forKey: "i3") ?? 0) + 1, forKey: "i3") }
-                try context.save()
-            }
-            prepared = nil
-        } else {
-            raw?.updateItems(count)
-            raw = nil
-        }
+    // 10. Change one attribute of each of 50,000 objects of workload 1, one save. Baseline: raw
+    // SQLite, one transaction, one prepared UPDATE of the column and the version by key and
+    // version. Not among the workloads, as 9.
+    let updateCount = 50_000 / scale
+    let samples = try Bench.changeFetchedItems(updateCount, named: "update", in: directory, runs: runs) { _, objects in
+        for object in objects { object.setValue((object.int64(forKey: "i3") ?? 0) + 1, forKey: "i3") }
+    } raw: { raw in
+        raw.updateItems(updateCount)
     }
-    report(Measure.row("10 update \(count) objects, one save", target: 1.5, ours: samples[0], baseline: samples[1], paired: true,
-                       unitsPerRound: count))
+    report(Measure.row("10 update \(updateCount) objects, one save", target: 1.5, ours: samples[0], baseline: samples[1], paired: true,
+                       unitsPerRound: updateCount))
 }
 
 if wanted("7") || wanted("8") {

@@ -565,36 +565,20 @@ extension SQLiteStore: InTransactionKeyAssigning {
         for change in changes {
             guard let index = schema.joinTableIndexByRelationship[ObjectIdentifier(change.relationship)],
                   schema.joinTables[index].relationship === change.relationship else { continue }
-            // Each membership through the join table's prepared statement, found by its key:
-            // the source bound once, each destination after it.
-            if !change.removed.isEmpty {
-                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.deleteMembership(joinTable: index),
-                                                               keepingBindings: true) {
-                    let join = schema.joinTables[index]
-                    return "DELETE FROM \(SQLiteSchema.quote(join.name)) WHERE \(SQLiteSchema.quote(join.sourceColumn)) = ?"
-                        + " AND \(SQLiteSchema.quote(join.destinationColumn)) = ?"
-                }
-                try statement.bind(.integer(change.source.primaryKey), at: 1)
-                for removed in change.removed {
-                    try statement.bindInteger(removed.primaryKey, at: 2)
-                    while try statement.step() {}
-                    statement.resetKeepingBindings()
-                }
+            // Each membership through the join table's prepared statement, found by its key
+            // (its SQL made only the first time).
+            let join = schema.joinTables[index]
+            func columns() -> (table: String, source: String, destination: String) {
+                (SQLiteSchema.quote(join.name), SQLiteSchema.quote(join.sourceColumn), SQLiteSchema.quote(join.destinationColumn))
             }
-            if !change.added.isEmpty {
-                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.insertMembership(joinTable: index),
-                                                               keepingBindings: true) {
-                    let join = schema.joinTables[index]
-                    return "INSERT OR IGNORE INTO \(SQLiteSchema.quote(join.name))"
-                        + " (\(SQLiteSchema.quote(join.sourceColumn)), \(SQLiteSchema.quote(join.destinationColumn))) VALUES (?, ?)"
-                }
-                try statement.bind(.integer(change.source.primaryKey), at: 1)
-                for added in change.added {
-                    try checkPermanent(added, change)
-                    try statement.bindInteger(added.primaryKey, at: 2)
-                    while try statement.step() {}
-                    statement.resetKeepingBindings()
-                }
+            try runMembershipStatement(key: SQLiteWriteStatementKey.deleteMembership(joinTable: index), for: change, change.removed, connection) {
+                let (table, source, destination) = columns()
+                return "DELETE FROM \(table) WHERE \(source) = ? AND \(destination) = ?"
+            }
+            try runMembershipStatement(key: SQLiteWriteStatementKey.insertMembership(joinTable: index), for: change, change.added,
+                                       checkingPermanent: true, connection) {
+                let (table, source, destination) = columns()
+                return "INSERT OR IGNORE INTO \(table) (\(source), \(destination)) VALUES (?, ?)"
             }
         }
         for change in changes where change.relationship.isOrdered {
@@ -616,6 +600,25 @@ extension SQLiteStore: InTransactionKeyAssigning {
                     try connection.execute(sql, [.integer(Int64(position + 1)), .integer(member.primaryKey)])
                 }
             }
+        }
+    }
+
+    /// Runs the join-table statement under `key` (`sql` makes its text the first time) once for
+    /// each of `destinations`, `change`'s source key bound once as the first parameter and each
+    /// destination's as the second; with `checkingPermanent`, a destination with a temporary ID
+    /// throws.
+    private func runMembershipStatement(key: Int, for change: StoreSaveRequest.ToManyChange, _ destinations: [ManagedObjectID],
+                                        checkingPermanent: Bool = false, _ connection: SQLiteConnection,
+                                        _ sql: () -> String) throws {
+        if destinations.isEmpty { return }
+        let statement = try connection.cachedStatement(key: key, keepingBindings: true, sql)
+        // Through `bind`, which readies the statement after its last step.
+        try statement.bind(.integer(change.source.primaryKey), at: 1)
+        for destination in destinations {
+            if checkingPermanent { try checkPermanent(destination, change) }
+            try statement.bindInteger(destination.primaryKey, at: 2)
+            while try statement.step() {}
+            statement.resetKeepingBindings()
         }
     }
 
