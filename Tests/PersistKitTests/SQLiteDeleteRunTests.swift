@@ -181,6 +181,28 @@ struct SQLiteDeleteRunTests {
         #expect(try S.query(url, "SELECT Z_PK, Z_OPT, ZNAME FROM ZBREWERY ORDER BY Z_PK") == (1...5).map { ["\($0)", "2", "new brewery \($0)"] })
     }
 
+    @Test func anUpdatedRowChangedElsewhereFailsTheSaveNamingItAndWritesNothing() throws {
+        let (store, model, url) = try makeStore()
+        defer { try? store.close() }
+        let tag = model.entitiesByName["Tag"]!
+        try insertTags(1...Int64(10), store, tag)
+        try changeElsewhere(6, store, tag)
+        let before = try S.query(url, "SELECT Z_PK, Z_OPT, ZNAME FROM ZTAG ORDER BY Z_PK")
+
+        var request = StoreSaveRequest()
+        request.updated = (1...Int64(10)).reversed().map { S.row(store, tag, $0, version: 1, ["name": .string("new \($0)")]) }
+        let error = try #require(throws: PersistenceError.self) { try store.save(request) }
+        #expect(error.code == .managedObjectMerge)
+        #expect(error.objectID == S.id(store, tag, 6))
+        #expect(try S.query(url, "SELECT Z_PK, Z_OPT, ZNAME FROM ZTAG ORDER BY Z_PK") == before)
+
+        // The same statement, used again, writes every column of the next save's rows.
+        request.updated = (1...Int64(10)).filter { $0 != 6 }.map { S.row(store, tag, $0, version: 1, ["name": .string("new \($0)")]) }
+        try store.save(request)
+        #expect(try S.query(url, "SELECT Z_PK, Z_OPT, ZNAME FROM ZTAG ORDER BY Z_PK")
+            == (1...10).map { $0 == 6 ? ["6", "2", "renamed 6"] : ["\($0)", "2", "new \($0)"] })
+    }
+
     /// A context lists each updated object's changed properties only for a store that reads
     /// them: a SQLite store keeping history (its update changes name them).
     @Test func onlyAStoreKeepingHistoryReadsUpdatedKeys() throws {

@@ -309,28 +309,43 @@ extension SQLiteStore: InTransactionKeyAssigning {
             try insertRows(rows, keys: keys, assigned: assigned, keyPlan: keyPlan, connection, maxKeyByRoot: &maxKeyByRoot)
         }
 
-        // In the order of entities and keys (see writeOrder(_:)), each row read in place.
+        // In the order of entities and keys (see writeOrder(_:)), each row read in place, the
+        // plan and statement of each run of one entity's rows looked up once (reading the
+        // plan's columns per row copied them: their arrays and strings retained and released).
         try changes.updated.withUnsafeBufferPointer { rows in
-            for entry in try writeOrder(rows) {
-                // Force-unwrap: `writeOrder` gave a position, so the buffer is not empty.
-                let row = rows.baseAddress! + entry.position
-                let plan = try writePlan(for: row.pointee.entity)
-                let layout = plan.layout
+            let order = try writeOrder(rows)
+            var position = 0
+            while position < order.count {
+                let number = order[position].entityNumber
+                var end = position + 1
+                while end < order.count && order[end].entityNumber == number { end += 1 }
+                // Force-unwrap: `writeOrder` gave positions, so the buffer is not empty.
+                let base = rows.baseAddress!
+                let plan = try writePlan(for: base[order[position].position].entity)
                 let write = plan.columns
-                // Cleared after each row (below), and every parameter is bound before the step:
-                // not cleared again at the checkout.
-                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.update(entityNumber: layout.number),
+                // Every parameter is bound before each step: the last save's are not cleared.
+                let statement = try connection.cachedStatement(key: SQLiteWriteStatementKey.update(entityNumber: number),
                                                                keepingBindings: true) { write.updateSQL }
-                // The key and version first, through `bind`, which readies the statement
-                // (see bindColumns(_:_:to:from:boundCopies:)).
                 let next = Int32(write.values.count) + 1
-                try statement.bind(.integer(entry.key), at: next)
-                try statement.bind(.integer(row.pointee.version), at: next + 1)
+                // Whether the run bound text or blobs, whose copies the bindings keep until
+                // cleared (when the run ends).
                 var boundCopies = false
-                _ = try bindColumns(row, write, to: statement, from: 1, boundCopies: &boundCopies)
-                while try statement.step() {}
-                statement.reset()
-                if connection.changes == 0 { throw conflict(row.pointee, connection, schema.tables[layout.tableIndex]) }
+                for entry in order[position..<end] {
+                    let row = base + entry.position
+                    // The key and version first, through `bind`, which readies the statement
+                    // (see bindColumns(_:_:to:from:boundCopies:)).
+                    try statement.bind(.integer(entry.key), at: next)
+                    try statement.bindInteger(row.pointee.version, at: next + 1)
+                    _ = try bindColumns(row, write, to: statement, from: 1, boundCopies: &boundCopies)
+                    while try statement.step() {}
+                    statement.resetKeepingBindings()
+                    if connection.changes == 0 {
+                        statement.reset()
+                        throw conflict(row.pointee, connection, schema.tables[plan.layout.tableIndex])
+                    }
+                }
+                if boundCopies { statement.reset() }
+                position = end
             }
         }
 
