@@ -109,7 +109,7 @@ extension ManagedObject {
     public func changedValues() -> [String: Any] {
         var result: [String: Any] = [:]
         // An inserted object is all change: every value it holds counts.
-        let slots = _isInserted ? Set(values.indices.filter { !values[$0].isNull }) : changedSlots
+        let slots = _isInserted ? SlotSet(values.indices.filter { !values[$0].isNull }) : changedSlots
         for slot in slots {
             let property = entity.slots[slot]
             if property.isTransient { continue }

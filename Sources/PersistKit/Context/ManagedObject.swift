@@ -225,7 +225,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// for an object that has neither (most fetched objects), a word instead of two.
     @exclusivity(unchecked) private var changeState: ObjectChangeState?
     /// Slots changed since the last save.
-    var changedSlots: Set<Int> {
+    var changedSlots: SlotSet {
         @inline(__always) get {
             guard let changeState else { return [] }
             return changeState.changedSlots

@@ -133,10 +133,10 @@ extension ManagedObjectContext {
             }
         }
         object.committed = CommittedState(theirs)
-        object.changedSlots = Set(object.values.indices.filter { $0 < theirs.values.count && object.values[$0] != theirs.values[$0] })
+        object.changedSlots = SlotSet(object.values.indices.filter { $0 < theirs.values.count && object.values[$0] != theirs.values[$0] })
         if policy == .overwrite {
             // The whole object is written; history and merges see every property as changed.
-            object.changedSlots = Set(object.values.indices.filter { !object.entity.slots[$0].isTransient })
+            object.changedSlots = SlotSet(object.values.indices.filter { !object.entity.slots[$0].isTransient })
         }
         if policy == .rollback {
             object.changedSlots = []
@@ -263,7 +263,7 @@ extension ManagedObjectContext {
             }
         }
         object.committed = CommittedState(stored)
-        object.changedSlots = Set(object.values.indices.filter { $0 < stored.values.count && object.values[$0] != stored.values[$0] })
+        object.changedSlots = SlotSet(object.values.indices.filter { $0 < stored.values.count && object.values[$0] != stored.values[$0] })
         if object.hasToManyStates { object.toMany.forEachState { $0.committed = nil } }
         if mergePolicy == .rollback { object.toMany = [:] }
         changedByID[key] = object

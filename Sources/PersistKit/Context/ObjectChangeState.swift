@@ -6,7 +6,7 @@
 /// Touched only on the object's context's queue, as the object's other state is.
 final class ObjectChangeState {
     /// Slots changed since the last save.
-    @exclusivity(unchecked) var changedSlots: Set<Int> = []
+    @exclusivity(unchecked) var changedSlots = SlotSet()
     /// To-many relationship states, by relationship name, created on first use.
     @exclusivity(unchecked) var toMany = ToManyStates()
 }
