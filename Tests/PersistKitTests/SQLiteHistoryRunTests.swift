@@ -143,4 +143,50 @@ struct SQLiteHistoryRunTests {
         let names = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, "kept\($0)") })
         #expect(changes.allSatisfy { $0.changeType == .delete && $0.tombstone == ["name": .string(names[$0.changedObjectID]!)] })
     }
+
+    @Test func updatedRowsChangesGoInRunsWhenTheyChangedTheSameProperties() throws {
+        let path = try S.storePath()
+        let counter = EntityDescription(name: "Counter", properties: [AttributeDescription(name: "name", type: .string),
+                                                                     AttributeDescription(name: "value", type: .integer64)])
+        let coordinator = try S.coordinator(path, model: ManagedObjectModel(entities: [counter]))
+        let store = try #require(coordinator.persistentStores.first as? SQLiteStore)
+        let context = M.context(coordinator)
+        let runs = SQLiteStore.changeRunRows
+        let count = 2 * runs + 3
+        let objects = (0..<count).map { M.insert("Counter", into: context, ["name": "c\($0)", "value": Int64(0)]) }
+        try context.save()
+        let ids = context.performAndWait { objects.map(\.objectID) }
+        let byKey = ids.sorted { $0.primaryKey < $1.primaryKey }
+
+        // Every object changes `value`: the first change alone, two runs, two one at a time.
+        var token = try Self.history(context, after: nil).token
+        let seen = Locked<[String]>([])
+        store.setStatementObserver { sql in seen.withLock { $0.append(sql) } }
+        try context.performAndWait {
+            for object in objects.shuffled() { object.setValue(Int64(1), forKey: "value") }
+            try context.save()
+        }
+        store.setStatementObserver(nil)
+        let changeInserts = seen.withLock { $0 }.filter { $0.hasPrefix(#"INSERT INTO "ACHANGE""#) }
+        #expect(changeInserts.count == 5)
+        let update = PersistentHistoryChange.ChangeType.update.rawValue
+        #expect(changeInserts.filter { $0.contains("(16002, 1, \(update), ?1, ?\(runs + 3), ?2, ?3, NULL)") }.count == 2)
+        var changes = try #require(Self.history(context, after: token).transactions.first?.changes)
+        #expect(changes.map(\.changedObjectID) == byKey)
+        #expect(changes.allSatisfy { $0.changeType == .update && $0.updatedProperties == ["value"] && $0.tombstone.isEmpty })
+
+        // Some change `name` too: each change names exactly what its object changed.
+        token = try Self.history(context, after: token).token
+        let renamed = Set(byKey.enumerated().filter { $0.offset % 7 == 3 }.map(\.element))
+        try context.performAndWait {
+            for object in objects {
+                object.setValue(Int64(2), forKey: "value")
+                if renamed.contains(object.objectID) { object.setValue("renamed", forKey: "name") }
+            }
+            try context.save()
+        }
+        changes = try #require(Self.history(context, after: token).transactions.first?.changes)
+        #expect(changes.map(\.changedObjectID) == byKey)
+        #expect(changes.allSatisfy { $0.updatedProperties == (renamed.contains($0.changedObjectID) ? ["name", "value"] : ["value"]) })
+    }
 }

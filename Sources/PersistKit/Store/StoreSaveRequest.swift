@@ -48,7 +48,8 @@ public struct StoreSaveRequest: Sendable {
     /// from one side, and the order of ordered relationships) and ignores the rest.
     public var toManyChanges: [ToManyChange] = []
     /// For persistent history: the names of the properties each updated object changed.
-    /// Objects not listed count as changing every property.
+    /// Objects not listed count as changing every property. A context fills it only for a
+    /// store whose ``PersistentStore/readsUpdatedKeys`` is `true`.
     public var updatedKeys: [ManagedObjectID: [String]] = [:]
     /// For persistent history: the saving context's ``ManagedObjectContext/transactionAuthor``.
     public var transactionAuthor: String?

@@ -107,7 +107,8 @@ extension SQLiteStore: PersistentHistoryStore {
     /// bound. Only a transaction's first row of each table is numbered by the subquery that
     /// respects a purge's floor; the rows after it are numbered by SQLite alone.
     func recordHistory(_ changes: StoreSaveRequest, _ connection: SQLiteConnection,
-                       insertedKeys: AssignedKeys = .none, deleteOrder: [WriteOrderEntry]? = nil) throws -> Int64 {
+                       insertedKeys: AssignedKeys = .none, updateOrder: [WriteOrderEntry]? = nil,
+                       deleteOrder: [WriteOrderEntry]? = nil) throws -> Int64 {
         // Taken out while bound and stepped; put back only if nothing threw on the way (a
         // half-bound statement's bindings are not known).
         var bindings = connection.historyStrings.takeBindings()
@@ -158,10 +159,33 @@ extension SQLiteStore: PersistentHistoryStore {
                 position += 1
             }
         }
-        for row in changes.updated {
-            let id = row.objectID
-            let keys = changes.updatedKeys[id] ?? row.entity.slots.filter { !$0.isTransient }.map(\.name)
-            try record(id, .update, columns: .data(Data(keys.joined(separator: ",").utf8)))
+        // Updated rows in `updateOrder` (the order their `UPDATE`s ran in) when given, in the
+        // request's order otherwise; once the first change is numbered, full runs of rows of one
+        // entity that changed the same properties go in one statement each, the names bound once.
+        try changes.updated.withUnsafeBufferPointer { rows in
+            func position(_ index: Int) -> Int { updateOrder?[index].position ?? index }
+            // Each row's changed property names, in write order (the arrays the request holds).
+            let names = (0..<rows.count).map { index in
+                let row = position(index)
+                return changes.updatedKeys[rows[row].objectID] ?? rows[row].entity.slots.filter { !$0.isTransient }.map(\.name)
+            }
+            var index = 0
+            while index < rows.count {
+                let entity = rows[position(index)].entity
+                if bindings.changeNumbered && rows.count - index >= Self.changeRunRows {
+                    var end = index + 1
+                    while end < index + Self.changeRunRows && rows[position(end)].entity === entity && names[end] == names[index] { end += 1 }
+                    if end - index == Self.changeRunRows {
+                        try Self.insertChangeRun(.update, columns: .data(Data(names[index].joined(separator: ",").utf8)), of: rows,
+                                                 at: (index..<end).lazy.map(position), keys: .none, entity: entityNumber(entity),
+                                                 transaction: number, connection)
+                        index = end
+                        continue
+                    }
+                }
+                try record(entity, rows[position(index)].primaryKey, .update, columns: .data(Data(names[index].joined(separator: ",").utf8)))
+                index += 1
+            }
         }
         // Deleted rows in `deleteOrder` (the order their `DELETE`s ran in) when given, in the
         // request's order otherwise; once the first change is numbered, full runs of rows of one
@@ -215,17 +239,28 @@ extension SQLiteStore: PersistentHistoryStore {
     /// rows in runs").
     static let changeRunRows = SQLiteStore.insertManyMaximumRows
 
-    /// Inserts the `ACHANGE` rows of type `type` (insert or delete) of the ``changeRunRows``
-    /// rows of `rows` at `positions`, all of the entity numbered `entity`, in the history
-    /// transaction `transaction`, in one statement: the entity and transaction bound once, each
-    /// row's key (from `keys` by position, or its own) after them, `Z_PK` left to SQLite as for
-    /// every change row after a transaction's first (see ``SQLiteHistoryBindings``).
-    private static func insertChangeRun(_ type: PersistentHistoryChange.ChangeType, of rows: UnsafeBufferPointer<RowSnapshot>,
-                                        at positions: some Sequence<Int>, keys: AssignedKeys, entity: Int64, transaction: Int64,
-                                        _ connection: SQLiteConnection) throws {
-        let key = type == .insert ? SQLiteWriteStatementKey.historyChangeRun : SQLiteWriteStatementKey.historyDeleteChangeRun
+    /// Inserts the `ACHANGE` rows of type `type` of the ``changeRunRows`` rows of `rows` at
+    /// `positions`, all of the entity numbered `entity`, in the history transaction
+    /// `transaction`, in one statement: the entity and transaction bound once (and, for updates,
+    /// `columns`, the changed property names all the rows share), each row's key (from `keys`
+    /// by position, or its own) after them, `Z_PK` left to SQLite as for every change row after
+    /// a transaction's first (see ``SQLiteHistoryBindings``).
+    private static func insertChangeRun(_ type: PersistentHistoryChange.ChangeType, columns: StoreValue = .null,
+                                        of rows: UnsafeBufferPointer<RowSnapshot>, at positions: some Sequence<Int>,
+                                        keys: AssignedKeys, entity: Int64, transaction: Int64, _ connection: SQLiteConnection) throws {
+        let key: Int
+        switch type {
+        case .insert: key = SQLiteWriteStatementKey.historyChangeRun
+        case .update: key = SQLiteWriteStatementKey.historyUpdateChangeRun
+        case .delete: key = SQLiteWriteStatementKey.historyDeleteChangeRun
+        }
+        // An update's names are the third parameter, the keys after them.
+        let firstKey: Int32 = type == .update ? 4 : 3
         let statement = try connection.cachedStatement(key: key, keepingBindings: true) {
-            let values = (0..<changeRunRows).map { "(\(changeEntityNumber), 1, \(type.rawValue), ?1, ?\($0 + 3), ?2, NULL, NULL)" }
+            let columnsSQL = type == .update ? "?3" : "NULL"
+            let values = (0..<changeRunRows).map {
+                "(\(changeEntityNumber), 1, \(type.rawValue), ?1, ?\(Int32($0) + firstKey), ?2, \(columnsSQL), NULL)"
+            }
             return """
                 INSERT INTO "ACHANGE" ("Z_ENT", "Z_OPT", "ZCHANGETYPE", "ZENTITY", "ZENTITYPK", "ZTRANSACTIONID", "ZCOLUMNS", "ZTOMBSTONE") \
                 VALUES \(values.joined(separator: ", "))
@@ -234,11 +269,14 @@ extension SQLiteStore: PersistentHistoryStore {
         // Through `bind`, which readies the statement after its last step.
         try statement.bind(.integer(entity), at: 1)
         try statement.bindInteger(transaction, at: 2)
+        if type == .update { try statement.bind(columns, at: 3) }
         for (offset, row) in positions.enumerated() {
-            try statement.bindInteger(keys.primaryKey(at: row) ?? rows[row].primaryKey, at: Int32(offset + 3))
+            try statement.bindInteger(keys.primaryKey(at: row) ?? rows[row].primaryKey, at: Int32(offset) + firstKey)
         }
         while try statement.step() {}
         statement.resetKeepingBindings()
+        // The names were bound as a copy: let go of it.
+        if type == .update { statement.reset() }
     }
 
     /// Whether `entity` has an attribute whose value its deleted objects' tombstones keep

@@ -312,8 +312,10 @@ extension SQLiteStore: InTransactionKeyAssigning {
         // In the order of entities and keys (see writeOrder(_:)), each row read in place, the
         // plan and statement of each run of one entity's rows looked up once (reading the
         // plan's columns per row copied them: their arrays and strings retained and released).
+        // The updated rows' order, for their UPDATEs and their history.
+        let updateOrder = try changes.updated.withUnsafeBufferPointer { try writeOrder($0) }
         try changes.updated.withUnsafeBufferPointer { rows in
-            let order = try writeOrder(rows)
+            let order = updateOrder
             var position = 0
             while position < order.count {
                 let number = order[position].entityNumber
@@ -360,7 +362,8 @@ extension SQLiteStore: InTransactionKeyAssigning {
             try connection.execute("UPDATE \"Z_PRIMARYKEY\" SET \"Z_MAX\" = ? WHERE \"Z_ENT\" = ? AND \"Z_MAX\" < ?",
                                    [.integer(key), .integer(Int64(root)), .integer(key)])
         }
-        if isHistoryTracked { historyNumber = try recordHistory(changes, connection, insertedKeys: keys, deleteOrder: deleteOrder) }
+        if isHistoryTracked { historyNumber = try recordHistory(changes, connection, insertedKeys: keys, updateOrder: updateOrder,
+                                                                deleteOrder: deleteOrder) }
     }
 
     /// Inserts `rows` (version 1) under the keys `keys` gives them by position, or their own:

@@ -44,6 +44,9 @@ enum SQLiteWriteStatementKey {
     /// The `INSERT` of the history changes of a run of deleted rows of one entity, after the
     /// first change of a SQLite transaction.
     static let historyDeleteChangeRun = (1 << 41) + 21
+    /// The `INSERT` of the history changes of a run of updated rows of one entity that changed
+    /// the same properties, after the first change of a SQLite transaction.
+    static let historyUpdateChangeRun = (1 << 41) + 22
 
     /// The `INSERT` of rows of the entity numbered `entityNumber`.
     static func insert(entityNumber: Int) -> Int { (1 << 42) + entityNumber }
