@@ -75,6 +75,14 @@ extension SQLiteStore {
         return entries
     }
 
+    /// The end of the run of entries of one entity that starts at `start` in `order`, a
+    /// ``writeOrder(_:)``.
+    static func entityRunEnd(_ order: [WriteOrderEntry], from start: Int) -> Int {
+        var end = start + 1
+        while end < order.count && order[end].entityNumber == order[start].entityNumber { end += 1 }
+        return end
+    }
+
     /// `entries` sorted by entity number, then key: by a radix sort when there are many and
     /// both fit one 64-bit number together (always, but for keys near 2^63), by comparisons
     /// otherwise. Sorting by comparisons took about 490 instructions an entry in a hash table's
@@ -148,8 +156,7 @@ extension SQLiteStore {
             var position = 0
             while position < order.count {
                 let number = order[position].entityNumber
-                var end = position + 1
-                while end < order.count && order[end].entityNumber == number { end += 1 }
+                let end = Self.entityRunEnd(order, from: position)
                 let plan = try writePlan(for: rows[order[position].position].entity)
                 // Read out of the plan once per run (see insertRows).
                 let columns = plan.columns

@@ -140,28 +140,19 @@ extension SQLiteStore: PersistentHistoryStore {
         // Read in place through the buffer, as the save's INSERT loop reads them: bound to a
         // local, each row was copied out of the array first. Once the transaction's first
         // change is numbered, full runs of inserted rows of one entity go in one statement each
-        // (``insertChangeRun(_:of:at:keys:entity:transaction:_:)``), as the rows themselves did.
+        // (``insertChangeRun(_:columns:of:at:keys:entity:transaction:_:)``), as the rows themselves did.
         try changes.inserted.withUnsafeBufferPointer { rows in
-            var position = 0
-            while position < rows.count {
-                let entity = rows[position].entity
-                if bindings.changeNumbered && rows.count - position >= Self.changeRunRows {
-                    var end = position + 1
-                    while end < position + Self.changeRunRows && rows[end].entity === entity { end += 1 }
-                    if end - position == Self.changeRunRows {
-                        try Self.insertChangeRun(.insert, of: rows, at: position..<end, keys: insertedKeys,
-                                                 entity: entityNumber(entity), transaction: number, connection)
-                        position = end
-                        continue
-                    }
-                }
-                try record(entity, insertedKeys.primaryKey(at: position) ?? rows[position].primaryKey, .insert)
-                position += 1
+            try Self.forEachChangeRun(count: rows.count, runsAllowed: { bindings.changeNumbered },
+                                      together: { rows[$1].entity === rows[$0].entity }) { run in
+                try Self.insertChangeRun(.insert, of: rows, at: run, keys: insertedKeys,
+                                         entity: entityNumber(rows[run.lowerBound].entity), transaction: number, connection)
+            } single: { position in
+                try record(rows[position].entity, insertedKeys.primaryKey(at: position) ?? rows[position].primaryKey, .insert)
             }
         }
         // Updated rows in `updateOrder` (the order their `UPDATE`s ran in) when given, in the
-        // request's order otherwise; once the first change is numbered, full runs of rows of one
-        // entity that changed the same properties go in one statement each, the names bound once.
+        // request's order otherwise; runs of rows of one entity that changed the same properties
+        // go in one statement each, the names bound once.
         try changes.updated.withUnsafeBufferPointer { rows in
             func position(_ index: Int) -> Int { updateOrder?[index].position ?? index }
             // Each row's changed property names, in write order (the arrays the request holds).
@@ -169,52 +160,43 @@ extension SQLiteStore: PersistentHistoryStore {
                 let row = position(index)
                 return changes.updatedKeys[rows[row].objectID] ?? rows[row].entity.slots.filter { !$0.isTransient }.map(\.name)
             }
-            var index = 0
-            while index < rows.count {
-                let entity = rows[position(index)].entity
-                if bindings.changeNumbered && rows.count - index >= Self.changeRunRows {
-                    var end = index + 1
-                    while end < index + Self.changeRunRows && rows[position(end)].entity === entity && names[end] == names[index] { end += 1 }
-                    if end - index == Self.changeRunRows {
-                        try Self.insertChangeRun(.update, columns: .data(Data(names[index].joined(separator: ",").utf8)), of: rows,
-                                                 at: (index..<end).lazy.map(position), keys: .none, entity: entityNumber(entity),
-                                                 transaction: number, connection)
-                        index = end
-                        continue
-                    }
-                }
-                try record(entity, rows[position(index)].primaryKey, .update, columns: .data(Data(names[index].joined(separator: ",").utf8)))
-                index += 1
+            func columns(_ index: Int) -> StoreValue { .data(Data(names[index].joined(separator: ",").utf8)) }
+            try Self.forEachChangeRun(count: rows.count, runsAllowed: { bindings.changeNumbered }, together: { first, other in
+                rows[position(other)].entity === rows[position(first)].entity && names[other] == names[first]
+            }) { run in
+                try Self.insertChangeRun(.update, columns: columns(run.lowerBound), of: rows, at: run.lazy.map(position), keys: .none,
+                                         entity: entityNumber(rows[position(run.lowerBound)].entity), transaction: number, connection)
+            } single: { index in
+                let row = position(index)
+                try record(rows[row].entity, rows[row].primaryKey, .update, columns: columns(index))
             }
         }
         // Deleted rows in `deleteOrder` (the order their `DELETE`s ran in) when given, in the
-        // request's order otherwise; once the first change is numbered, full runs of rows of one
-        // entity with no value to preserve go in one statement each, as inserted rows do.
+        // request's order otherwise; runs of rows of one entity with no value to preserve go in
+        // one statement each, as inserted rows do.
         try changes.deleted.withUnsafeBufferPointer { rows in
             func position(_ index: Int) -> Int { deleteOrder?[index].position ?? index }
-            var index = 0
-            // Whether the run's entity preserves any value in its tombstones.
+            // Whether an entity preserves any value in its tombstones, asked once per run of
+            // rows of one entity.
             var preservingEntity: EntityDescription?
             var preserves = false
-            while index < rows.count {
-                let entity = rows[position(index)].entity
+            func preservesValues(_ entity: EntityDescription) -> Bool {
                 if entity !== preservingEntity {
                     preservingEntity = entity
                     preserves = Self.preservesValuesOnDeletion(entity)
                 }
-                if !preserves && bindings.changeNumbered && rows.count - index >= Self.changeRunRows {
-                    var end = index + 1
-                    while end < index + Self.changeRunRows && rows[position(end)].entity === entity { end += 1 }
-                    if end - index == Self.changeRunRows {
-                        try Self.insertChangeRun(.delete, of: rows, at: (index..<end).lazy.map(position), keys: .none,
-                                                 entity: entityNumber(entity), transaction: number, connection)
-                        index = end
-                        continue
-                    }
-                }
+                return preserves
+            }
+            try Self.forEachChangeRun(count: rows.count, runsAllowed: { bindings.changeNumbered }, together: { first, other in
+                let entity = rows[position(first)].entity
+                return rows[position(other)].entity === entity && !preservesValues(entity)
+            }) { run in
+                try Self.insertChangeRun(.delete, of: rows, at: run.lazy.map(position), keys: .none,
+                                         entity: entityNumber(rows[position(run.lowerBound)].entity), transaction: number, connection)
+            } single: { index in
                 let row = position(index)
-                try record(entity, rows[row].primaryKey, .delete, tombstone: preserves ? Self.tombstone(of: rows[row]) : .null)
-                index += 1
+                let entity = rows[row].entity
+                try record(entity, rows[row].primaryKey, .delete, tombstone: preservesValues(entity) ? Self.tombstone(of: rows[row]) : .null)
             }
         }
         // Objects whose to-many relationships changed but which are not in `updated` (the
@@ -234,7 +216,30 @@ extension SQLiteStore: PersistentHistoryStore {
         return number
     }
 
-    /// How many inserted rows' `ACHANGE` rows one statement of ``insertChangeRun(_:of:at:keys:entity:transaction:_:)``
+    /// Walks the positions `0..<count` of a save's rows in their order: each full run of
+    /// ``changeRunRows`` positions that `together(first, other)` keeps with the run's first goes
+    /// to `run`, once `runsAllowed()` (asked at each position: the transaction's first change
+    /// must be numbered alone first); every other position goes to `single`.
+    @inline(__always)
+    private static func forEachChangeRun(count: Int, runsAllowed: () -> Bool, together: (_ first: Int, _ other: Int) -> Bool,
+                                         _ run: (Range<Int>) throws -> Void, single: (Int) throws -> Void) rethrows {
+        var index = 0
+        while index < count {
+            if count - index >= changeRunRows && runsAllowed() {
+                var end = index + 1
+                while end < index + changeRunRows && together(index, end) { end += 1 }
+                if end - index == changeRunRows {
+                    try run(index..<end)
+                    index = end
+                    continue
+                }
+            }
+            try single(index)
+            index += 1
+        }
+    }
+
+    /// How many inserted rows' `ACHANGE` rows one statement of ``insertChangeRun(_:columns:of:at:keys:entity:transaction:_:)``
     /// writes: as many as the rows' own `INSERT`s of several rows (docs/stores.md, "Inserting
     /// rows in runs").
     static let changeRunRows = SQLiteStore.insertManyMaximumRows

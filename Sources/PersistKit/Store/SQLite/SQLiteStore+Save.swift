@@ -309,18 +309,17 @@ extension SQLiteStore: InTransactionKeyAssigning {
             try insertRows(rows, keys: keys, assigned: assigned, keyPlan: keyPlan, connection, maxKeyByRoot: &maxKeyByRoot)
         }
 
-        // In the order of entities and keys (see writeOrder(_:)), each row read in place, the
-        // plan and statement of each run of one entity's rows looked up once (reading the
-        // plan's columns per row copied them: their arrays and strings retained and released).
-        // The updated rows' order, for their UPDATEs and their history.
+        // The updated rows' order (see writeOrder(_:)), for their UPDATEs and their history.
         let updateOrder = try changes.updated.withUnsafeBufferPointer { try writeOrder($0) }
+        // Each row read in place, the plan and statement of each run of one entity's rows
+        // looked up once (reading the plan's columns per row copied them: their arrays and
+        // strings retained and released).
         try changes.updated.withUnsafeBufferPointer { rows in
             let order = updateOrder
             var position = 0
             while position < order.count {
                 let number = order[position].entityNumber
-                var end = position + 1
-                while end < order.count && order[end].entityNumber == number { end += 1 }
+                let end = Self.entityRunEnd(order, from: position)
                 // Force-unwrap: `writeOrder` gave positions, so the buffer is not empty.
                 let base = rows.baseAddress!
                 let plan = try writePlan(for: base[order[position].position].entity)
