@@ -494,7 +494,8 @@ extension ManagedObjectContext {
                     // and a dictionary entry per updated object cost more than its row.
                     guard entry.store.readsUpdatedKeys else { return }
                     let slots = object.entity.slots
-                    entry.request.updatedKeys[object.objectID] = object.changedSlots.sorted().compactMap { $0 < slots.count ? slots[$0].name : nil }
+                    // A SlotSet goes through its slots in ascending order: no sort.
+                    entry.request.updatedKeys[object.objectID] = object.changedSlots.compactMap { $0 < slots.count ? slots[$0].name : nil }
                         + object.toMany.namesWithChanges.sorted()
                 }
             }
