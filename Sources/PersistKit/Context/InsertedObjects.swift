@@ -12,9 +12,18 @@
 /// Removing one object (a constraint clash turned into an update) searches the list; a save
 /// that leaves objects inserted after it took its list keeps those, in order; every other
 /// removal empties it.
+///
+/// The list also tells which objects a change notification has not reported yet
+/// (``unprocessed``): those past ``processedCount``, the objects inserted since the context
+/// last processed its pending changes. A count rather than a second list of the objects: that
+/// list retained each new object once more, and processing released each one, after a large
+/// insert an atomic operation on an object out of cache every time.
 struct InsertedObjects {
     /// The objects, in insertion order.
     private(set) var objects: [ManagedObject] = []
+    /// How many objects at the front of ``objects`` were processed (reported to observers by
+    /// ``ManagedObjectContext/processPendingChanges()``); those after them were not.
+    private(set) var processedCount = 0
 
     /// An empty list.
     init() {}
@@ -43,7 +52,18 @@ struct InsertedObjects {
         return (anyDeleted ? objects.filter { !$0._isDeleted } : objects, allPlain)
     }
 
-    /// Adds `object`, which must not be listed yet.
+    /// The objects inserted since the context last processed its pending changes, in order.
+    var unprocessed: ArraySlice<ManagedObject> { objects[processedCount...] }
+
+    /// Whether every listed object was processed.
+    var isProcessed: Bool { processedCount == objects.count }
+
+    /// Marks every listed object processed.
+    mutating func markProcessed() {
+        processedCount = objects.count
+    }
+
+    /// Adds `object`, which must not be listed yet; it is unprocessed.
     @inline(__always) mutating func append(_ object: ManagedObject) {
         objects.append(object)
     }
@@ -51,26 +71,42 @@ struct InsertedObjects {
     /// Lists `objects`, none of which is listed yet, at `position` (at most ``count``): they
     /// were inserted before the objects listed from there on (a queued save that failed gives
     /// its objects back, ``ManagedObjectContext/saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``).
+    /// They were processed before their save took them: at or before the processed ones' end,
+    /// they count among them.
     mutating func insert(_ objects: [ManagedObject], at position: Int) {
         self.objects.insert(contentsOf: objects, at: position)
+        if position <= processedCount { processedCount += objects.count }
     }
 
     /// Removes `object` if it is listed; returns whether it was.
     @discardableResult mutating func remove(_ object: ManagedObject) -> Bool {
         guard let index = objects.firstIndex(where: { $0 === object }) else { return false }
         objects.remove(at: index)
+        if index < processedCount { processedCount -= 1 }
         return true
     }
 
     /// Removes the objects for which `shouldRemove` is true, keeping the others in order.
     mutating func removeAll(where shouldRemove: (ManagedObject) -> Bool) {
-        objects.removeAll(where: shouldRemove)
+        var kept: [ManagedObject] = []
+        kept.reserveCapacity(objects.count)
+        var removedProcessed = 0
+        for (index, object) in objects.enumerated() {
+            if !shouldRemove(object) {
+                kept.append(object)
+            } else if index < processedCount {
+                removedProcessed += 1
+            }
+        }
+        objects = kept
+        processedCount -= removedProcessed
     }
 
     /// Removes every object. The buffer is let go of, not kept: after a save it is shared with
     /// the save's own list of the objects (``undeleted()``), and keeping its capacity would
     /// allocate a copy.
     mutating func removeAll() {
+        processedCount = 0
         if objects.isEmpty { return }
         objects = []
     }

@@ -197,6 +197,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         committedSharesValues = true
     }
 
+    /// Makes ``values`` the committed state of `version` as they are, shared rather than
+    /// copied: nothing is retained, and the object holds one reference to their storage (see
+    /// ``committed``). For values that are all stored (an entity without transient slots), as
+    /// a save leaves a new object's.
+    @inline(__always) func commitValuesShared(version: Int64) {
+        storedCommitted = CommittedState(version: version, values: SlotValues())
+        committedSharesValues = true
+    }
+
     /// Gives the committed state its own reference to the values it shares with ``values``
     /// (the storage is copied at the first write, as for any two references).
     @inline(__always) private func separateCommittedValues() {

@@ -172,7 +172,6 @@ extension ManagedObjectContext {
         deletedByID = [:]
         changedByID = [:]
         pendingDeletePropagation = []
-        unprocessedInserted = []
         unprocessedUpdated = []
         unprocessedDeleted = []
     }

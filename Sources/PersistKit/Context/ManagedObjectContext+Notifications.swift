@@ -94,23 +94,24 @@ extension ManagedObjectContext {
     /// settings, under one lock).
     func processPendingChangesReturningInserted(posts: @autoclosure () -> Bool) -> Set<ManagedObject> {
         if !pendingDeletePropagation.isEmpty { propagateDeletes() }
-        if unprocessedInserted.isEmpty && unprocessedUpdated.isEmpty && unprocessedDeleted.isEmpty { return [] }
+        if insertedInOrder.isProcessed && unprocessedUpdated.isEmpty && unprocessedDeleted.isEmpty { return [] }
         guard posts() else {
             // Nothing to post: the pending lists are only forgotten, no set is built.
-            Self.clearPending(&unprocessedInserted)
+            insertedInOrder.markProcessed()
             Self.clearPending(&unprocessedUpdated)
             Self.clearPending(&unprocessedDeleted)
             return []
         }
         // The sets are built straight from the pending lists (no filtered copies first).
         // Not `Set(minimumCapacity:)`: see `Set(roomFor:)`.
-        var inserted = Set<ManagedObject>(roomFor: unprocessedInserted.count)
-        for object in unprocessedInserted where !object._isDeleted { inserted.insert(object) }
+        let newlyInserted = insertedInOrder.unprocessed
+        var inserted = Set<ManagedObject>(roomFor: newlyInserted.count)
+        for object in newlyInserted where !object._isDeleted { inserted.insert(object) }
         // An empty list makes an empty set without allocating one.
         var updated = Set<ManagedObject>(roomFor: unprocessedUpdated.count)
         for object in unprocessedUpdated where !object._isDeleted { updated.insert(object) }
         let deleted = Set(members: unprocessedDeleted)
-        Self.clearPending(&unprocessedInserted)
+        insertedInOrder.markProcessed()
         Self.clearPending(&unprocessedUpdated)
         Self.clearPending(&unprocessedDeleted)
         if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return [] }

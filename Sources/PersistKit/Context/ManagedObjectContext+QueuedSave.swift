@@ -104,7 +104,7 @@ extension ManagedObjectContext {
     /// store's check inside the write's transaction, which sees the writes before it.)
     private func mayOverlap(_ save: PreparedSave) -> Bool {
         guard save.updated.isEmpty, save.deleted.isEmpty, save.insertedArePlain, changedByID.isEmpty, deletedByID.isEmpty,
-              insertedInOrder.count == save.inserted.count, unprocessedInserted.isEmpty else { return false }
+              insertedInOrder.count == save.inserted.count, insertedInOrder.isProcessed else { return false }
         var lastEntity: EntityDescription?
         // The slots of the run's entity that hold to-one relationships.
         var toOneSlots: [Int] = []

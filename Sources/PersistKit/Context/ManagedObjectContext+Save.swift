@@ -564,7 +564,7 @@ extension ManagedObjectContext {
             inserted.withBorrowedElement(at: position) { object in
                 anyInsertedDeleted = anyInsertedDeleted || object._isDeleted
                 object._isInserted = false
-                object.committed = CommittedState(version: versionBump ? 1 : 0, values: object.storedValues())
+                object.commitStoredValues(version: versionBump ? 1 : 0)
                 if object.hasToManyStates { changes.toManyChanged[object.objectID] = Set(object.toMany.namesWithChanges) }
                 object.clearChanges()
                 changes.inserted.append(object.objectID)
@@ -678,7 +678,6 @@ extension ManagedObjectContext {
                 object._isInserted = true
                 parent.registered[id] = object
                 parent.insertedInOrder.append(object)
-                parent.unprocessedInserted.append(object)
                 parent.apply(toManyChanges, to: object)
             }
             for (id, slots, toManyChanges) in updatedRows {
@@ -718,6 +717,19 @@ extension ManagedObject {
         // and only when the object's key says it may be temporary.
         return RowSnapshot(objectID: id, entity: entity, primaryKey: idPrimaryKey, isTemporaryID: hasTemporaryID && id.isTemporaryID,
                            version: version, values: values)
+    }
+
+    /// Makes the object's stored values (``storedValues(keepingTransients:)``) its committed
+    /// state of `version`, as a save does for a new object: shared with ``values`` when the
+    /// entity has no transient slot, so no reference to their storage is taken (after a large
+    /// insert, an atomic operation on memory out of cache for every object).
+    func commitStoredValues(version: Int64) {
+        willAccessValue()
+        if entity.withRules({ $0.transientSlots.isEmpty }) {
+            commitValuesShared(version: version)
+        } else {
+            committed = CommittedState(version: version, values: storedValues())
+        }
     }
 
     /// The object's slot values as a store keeps them, with transient slots emptied (kept when

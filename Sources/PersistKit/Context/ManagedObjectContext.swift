@@ -74,7 +74,6 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var deletedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var changedByID: [ObjectIdentifier: ManagedObject] = [:]
     @exclusivity(unchecked) var pendingDeletePropagation: [ManagedObject] = []
-    @exclusivity(unchecked) var unprocessedInserted: [ManagedObject] = []
     @exclusivity(unchecked) var unprocessedUpdated: [ManagedObject] = []
     @exclusivity(unchecked) var unprocessedDeleted: [ManagedObject] = []
     /// While a save calls `willSave()` (``runWillSaveRounds(inserted:insertedArePlain:updated:deleted:posts:toParent:)``),
@@ -359,7 +358,6 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
             }
             // Not listed yet: an object inserted in this context returned above.
             insertedInOrder.append(object)
-            unprocessedInserted.append(object)
             object.awakeFromInsert()
         }
     }
