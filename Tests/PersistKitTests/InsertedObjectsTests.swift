@@ -17,7 +17,10 @@ struct InsertedObjectsTests {
 
     /// The unprocessed objects of `list`, as positions in `all`.
     static func unprocessed(_ list: InsertedObjects, in all: [ManagedObject]) -> [Int] {
-        list.unprocessed.map { object in all.firstIndex { $0 === object } ?? -1 }
+        var positions: [Int] = []
+        list.forEachUnprocessed { object in positions.append(all.firstIndex { $0 === object } ?? -1) }
+        #expect(positions.count == list.unprocessedCount)
+        return positions
     }
 
     @Test func theProcessedCountFollowsEveryChangeOfTheList() {

@@ -210,7 +210,7 @@ extension ManagedObject {
         if let objects = recordedMembers(relationship, in: context) {
             return objects.withUnsafeBufferPointer { buffer in
                 var members = Set<ManagedObject>(roomFor: buffer.count)
-                for object in buffer { members.insert(object) }
+                for object in buffer { members.add(object) }
                 return members
             }
         }
@@ -220,7 +220,7 @@ extension ManagedObject {
         // first (a member is almost always registered), rather than the registry's modify
         // accessor, which checks the table's uniqueness and takes the key per member.
         ids.withUnsafeBufferPointer { buffer in
-            for id in buffer { members.insert(context.registered[id] ?? context.registeredObject(with: id)) }
+            for id in buffer { members.add(context.registered[id] ?? context.registeredObject(with: id)) }
         }
         return members
     }

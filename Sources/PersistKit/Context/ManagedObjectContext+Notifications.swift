@@ -104,12 +104,13 @@ extension ManagedObjectContext {
         }
         // The sets are built straight from the pending lists (no filtered copies first).
         // Not `Set(minimumCapacity:)`: see `Set(roomFor:)`.
-        let newlyInserted = insertedInOrder.unprocessed
-        var inserted = Set<ManagedObject>(roomFor: newlyInserted.count)
-        for object in newlyInserted where !object._isDeleted { inserted.insert(object) }
+        var inserted = Set<ManagedObject>(roomFor: insertedInOrder.unprocessedCount)
+        insertedInOrder.forEachUnprocessed { object in
+            if !object._isDeleted { inserted.add(object) }
+        }
         // An empty list makes an empty set without allocating one.
         var updated = Set<ManagedObject>(roomFor: unprocessedUpdated.count)
-        for object in unprocessedUpdated where !object._isDeleted { updated.insert(object) }
+        for object in unprocessedUpdated where !object._isDeleted { updated.add(object) }
         let deleted = Set(members: unprocessedDeleted)
         insertedInOrder.markProcessed()
         Self.clearPending(&unprocessedUpdated)

@@ -721,8 +721,8 @@ extension ManagedObject {
 
     /// Makes the object's stored values (``storedValues(keepingTransients:)``) its committed
     /// state of `version`, as a save does for a new object: shared with ``values`` when the
-    /// entity has no transient slot, so no reference to their storage is taken (after a large
-    /// insert, an atomic operation on memory out of cache for every object).
+    /// entity has no transient slot, so no reference to their storage is taken (a retain now
+    /// and a release when the object goes: two atomic operations per object).
     func commitStoredValues(version: Int64) {
         willAccessValue()
         if entity.withRules({ $0.transientSlots.isEmpty }) {

@@ -5,9 +5,20 @@ extension Set {
     /// which looks up the storage class's metadata for `Element` in the runtime's cache at
     /// every call (300 to 750 instructions): four to six times a save of one object, most of
     /// them for sets that stay empty or get one member. See ``init(roomFor:)``.
-    @inline(__always) init(members: [Element]) {
+    @inline(__always) init(members: [Element]) where Element: AnyObject {
         self.init(roomFor: members.count)
-        for member in members { insert(member) }
+        // Borrowed: a loop's own copy of each member is a retain and a release more.
+        for index in members.indices { members.withBorrowedElement(at: index) { add($0) } }
+    }
+
+    /// Adds `member`, the way the sets of members and of changed objects are filled: through
+    /// `update(with:)`, which returns nothing for a new member, rather than `insert(_:)`,
+    /// which returns the member it holds afterwards, a reference the caller retains and
+    /// releases (two atomic operations per member). An equal member already held is
+    /// replaced, which for these sets (objects compared by identity, IDs by value) changes
+    /// nothing a caller can tell.
+    @inline(__always) mutating func add(_ member: __owned Element) {
+        _ = update(with: member)
     }
 
     /// An empty set about to receive `count` members. No member makes the empty singleton,

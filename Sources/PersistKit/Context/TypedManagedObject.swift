@@ -65,7 +65,9 @@ extension ManagedObject {
             return Set(objects.map { typed($0, as: T.self, key: key) })
         }
         var objects = Set<T>(minimumCapacity: members.count)
-        for member in members { objects.insert(typed(member, as: T.self, key: key)) }
+        // `update(with:)`, not `insert(_:)`, whose returned member costs a retain and a
+        // release of each object (see `Set.add(_:)`).
+        for member in members { _ = objects.update(with: typed(member, as: T.self, key: key)) }
         return objects
     }
 
