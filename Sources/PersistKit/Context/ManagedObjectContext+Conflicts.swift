@@ -60,7 +60,7 @@ extension ManagedObjectContext {
         var conflicts: [(object: ManagedObject, theirs: RowSnapshot?)] = []
         for object in candidates {
             let theirs = current[object.objectID]
-            if theirs?.version != (object.committed?.version ?? 0) || theirs == nil { conflicts.append((object, theirs)) }
+            if theirs?.version != object.committedVersion || theirs == nil { conflicts.append((object, theirs)) }
         }
         // The store saw a conflict this read does not (the row changed back between the two):
         // writing again is the resolution.
@@ -169,7 +169,7 @@ extension ManagedObjectContext {
             properties.append(MergeConflict.Property(key: property.name, ours: ours, theirs: theirValue, original: original,
                                                      changedByUs: weChanged, changedByThem: theyChanged))
         }
-        return MergeConflict(objectID: object.objectID, oldVersion: object.committed?.version ?? 0, newVersion: theirs?.version ?? 0,
+        return MergeConflict(objectID: object.objectID, oldVersion: object.committedVersion, newVersion: theirs?.version ?? 0,
                              objectSnapshot: deletedHere ? nil : snapshot(object.values), cachedSnapshot: snapshot(base),
                              persistedSnapshot: theirs.map { snapshot($0.values) }, properties: properties)
     }

@@ -489,7 +489,7 @@ extension ManagedObjectContext {
                 split = true
             } else {
                 writes.withEntry(index) { entry in
-                    entry.request.updated.append(object.storeRow(version: object.committed?.version ?? 0))
+                    entry.request.updated.append(object.storeRow(version: object.committedVersion))
                     // Only for a store that reads them (persistent history): an array of names
                     // and a dictionary entry per updated object cost more than its row.
                     guard entry.store.readsUpdatedKeys else { return }
@@ -571,7 +571,7 @@ extension ManagedObjectContext {
             }
         }
         for object in updated {
-            let version = (object.committed?.version ?? 0) + (versionBump ? 1 : 0)
+            let version = object.committedVersion + (versionBump ? 1 : 0)
             let row = object.storeRow(version: version)
             object.committed = CommittedState(version: version, values: row.values)
             if object.hasToManyChanges { changes.toManyChanged[object.objectID] = Set(object.toMany.namesWithChanges) }

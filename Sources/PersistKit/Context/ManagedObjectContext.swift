@@ -590,7 +590,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
             if let object = registered[id] {
                 if object._isDeleted { continue }
                 if !object._isFault {
-                    rows.append(RowSnapshot(objectID: id, version: object.committed?.version ?? 0, values: object.values))
+                    rows.append(RowSnapshot(objectID: id, version: object.committedVersion, values: object.values))
                     continue
                 }
             }
