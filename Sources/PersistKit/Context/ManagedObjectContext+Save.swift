@@ -505,7 +505,8 @@ extension ManagedObjectContext {
         for object in plan.deleted where !object.objectID.isTemporaryID {
             object.willAccessValue()
             let index = try writes.index(for: object.entity, in: self)
-            let row = RowSnapshot(objectID: object.objectID, version: object.committed?.version ?? 0, values: object.committed?.values ?? [])
+            // The version read in place; the committed state copied once, for its values.
+            let row = RowSnapshot(objectID: object.objectID, version: object.committedVersion, values: object.committed?.values ?? [])
             writes.withEntry(index) { $0.request.deleted.append(row) }
         }
         if split {
