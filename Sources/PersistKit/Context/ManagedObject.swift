@@ -293,8 +293,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard let changeState else { return nil }
         return Self.inPlace(&changeState.toMany) { $0.recordedMembers(named: name, generation: generation) }
     }
+    /// ``changeState``, or `nil` when the object has none (it never changed nor used a
+    /// to-many relationship).
+    var existingChangeState: ObjectChangeState? {
+        @inline(__always) get { changeState }
+    }
     /// ``changeState``, made if the object has none yet.
-    private var madeChangeState: ObjectChangeState {
+    var madeChangeState: ObjectChangeState {
         if let changeState { return changeState }
         let made = ObjectChangeState()
         changeState = made

@@ -266,7 +266,7 @@ extension ManagedObjectContext {
         object.changedSlots = SlotSet(object.values.indices.filter { $0 < stored.values.count && object.values[$0] != stored.values[$0] })
         if object.hasToManyStates { object.toMany.forEachState { $0.committed = nil } }
         if mergePolicy == .rollback { object.toMany = [:] }
-        changedByID[key] = object
+        changedObjects.add(object)
         if object.hasPersistentChangedValues { plan.updated.append(object) }
     }
 }

@@ -116,7 +116,7 @@ extension ManagedObjectContext {
         for object in insertedInOrder.objects where !object._isDeleted && concerns(object) {
             result.candidates.append(object.objectID)
         }
-        for object in changedByID.values where !object._isDeleted && object.hasPersistentChangedValues && concerns(object) {
+        for object in changedObjects.objects where !object._isDeleted && object.hasPersistentChangedValues && concerns(object) {
             result.candidates.append(object.objectID)
         }
         for object in deletedByID.values where concerns(object) {

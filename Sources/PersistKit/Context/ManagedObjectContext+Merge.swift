@@ -41,7 +41,7 @@ extension ManagedObjectContext {
             for id in changes.deleted {
                 guard let object = registered.removeValue(forKey: id) else { continue }
                 let key = ObjectIdentifier(object)
-                changedByID.removeValue(forKey: key)
+                changedObjects.remove(object)
                 deletedByID.removeValue(forKey: key)
                 object._isDeleted = true
                 object.managedObjectContext = nil
@@ -100,7 +100,7 @@ extension ManagedObjectContext {
                 object.managedObjectContext = nil
                 object._isInserted = false
             }
-            for object in Array(changedByID.values) + Array(deletedByID.values) where !object._isInserted {
+            for object in changedObjects.objects + Array(deletedByID.values) where !object._isInserted {
                 object._isDeleted = false
                 object.revertToCommitted()
             }
@@ -136,7 +136,7 @@ extension ManagedObjectContext {
         onQueue {
             guard object.managedObjectContext === self, !object._isInserted else { return }
             if !mergeChanges || !object.hasChanges {
-                changedByID.removeValue(forKey: ObjectIdentifier(object))
+                changedObjects.remove(object)
                 object.changedSlots = []
                 object.toMany = [:]
                 object.replaceValues(SlotValues())
@@ -170,7 +170,7 @@ extension ManagedObjectContext {
     func forgetChanges() {
         insertedInOrder = InsertedObjects()
         deletedByID = [:]
-        changedByID = [:]
+        changedObjects = ChangedObjects()
         pendingDeletePropagation = []
         unprocessedUpdated = []
         unprocessedDeleted = []

@@ -81,8 +81,8 @@ extension ManagedObjectContext {
     /// parent: it is not a store); the deleted ones that are stored (not inserted).
     func objectsToSave(toParent: Bool) -> (inserted: [ManagedObject], insertedArePlain: Bool, updated: [ManagedObject], deleted: [ManagedObject]) {
         let (inserted, insertedArePlain) = insertedInOrder.undeleted()
-        let updated = changedByID.isEmpty ? []
-            : changedByID.values.filter { !$0._isDeleted && (toParent ? $0.hasChangedValues : $0.hasPersistentChangedValues) }
+        let updated = changedObjects.isEmpty ? []
+            : changedObjects.objects.filter { !$0._isDeleted && (toParent ? $0.hasChangedValues : $0.hasPersistentChangedValues) }
         let deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
         return (inserted, insertedArePlain, updated, deleted)
     }
@@ -93,7 +93,7 @@ extension ManagedObjectContext {
         onQueue {
             var inserted = 0, updated = 0, deleted = 0
             for object in insertedInOrder.objects where !object._isDeleted { inserted += 1 }
-            for object in changedByID.values where object.isUpdated { updated += 1 }
+            for object in changedObjects.objects where object.isUpdated { updated += 1 }
             for object in deletedByID.values where !object._isInserted { deleted += 1 }
             return (inserted, updated, deleted)
         }
@@ -301,7 +301,7 @@ extension ManagedObjectContext {
             return hasToOne
         }
         for object in insertedInOrder.objects where check(object) { return true }
-        for object in changedByID.values where check(object) { return true }
+        for object in changedObjects.objects where check(object) { return true }
         for object in deletedByID.values where check(object) { return true }
         return false
     }
@@ -328,7 +328,7 @@ extension ManagedObjectContext {
             }
         }
         for object in insertedInOrder.objects { remapReferences(of: object) }
-        for object in changedByID.values { remapReferences(of: object) }
+        for object in changedObjects.objects { remapReferences(of: object) }
         for object in deletedByID.values { remapReferences(of: object) }
     }
 
@@ -613,12 +613,12 @@ extension ManagedObjectContext {
         } else {
             insertedInOrder.removeAll()
         }
-        if ownsChangeSets && changedByID.count > updated.count {
+        if ownsChangeSets && changedObjects.count > updated.count {
             // Objects whose only changes were to transient properties were not written (see
             // `objectsToSave(toParent:)`); the save commits their changes all the same, as Core Data's
             // does: they are no longer updated. Only when the set holds more than the save's
             // updated objects, so a large update is not walked twice.
-            for object in changedByID.values where !object._isDeleted && object.hasChangedValues && !object.hasPersistentChangedValues {
+            for object in changedObjects.objects where !object._isDeleted && object.hasChangedValues && !object.hasPersistentChangedValues {
                 object.clearChanges()
             }
         }
@@ -626,7 +626,7 @@ extension ManagedObjectContext {
             // Objects an overlapping save put back in front were saved with the rest.
             takenBackInFront = 0
             Self.clearChangeSet(&deletedByID)
-            Self.clearChangeSet(&changedByID)
+            changedObjects.removeAll()
         }
         // `ManagedObject`'s own didSave() does nothing: the pass is skipped when no inserted
         // object uses save hooks.

@@ -72,7 +72,8 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// The inserted objects not yet saved, in insertion order (``InsertedObjects``).
     @exclusivity(unchecked) var insertedInOrder = InsertedObjects()
     @exclusivity(unchecked) var deletedByID: [ObjectIdentifier: ManagedObject] = [:]
-    @exclusivity(unchecked) var changedByID: [ObjectIdentifier: ManagedObject] = [:]
+    /// The changed objects (``ChangedObjects``).
+    @exclusivity(unchecked) var changedObjects = ChangedObjects()
     @exclusivity(unchecked) var pendingDeletePropagation: [ManagedObject] = []
     @exclusivity(unchecked) var unprocessedUpdated: [ManagedObject] = []
     @exclusivity(unchecked) var unprocessedDeleted: [ManagedObject] = []
@@ -320,7 +321,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// Objects inserted and not yet saved.
     public var insertedObjects: Set<ManagedObject> { onQueue { Set(insertedInOrder.objects.filter { !$0._isDeleted }) } }
     /// Objects with unsaved changes that are neither inserted nor deleted.
-    public var updatedObjects: Set<ManagedObject> { onQueue { Set(changedByID.values.filter { $0.isUpdated }) } }
+    public var updatedObjects: Set<ManagedObject> { onQueue { Set(changedObjects.objects.filter { $0.isUpdated }) } }
     /// Objects deleted and not yet saved (inserted objects deleted again are not listed).
     public var deletedObjects: Set<ManagedObject> { onQueue { Set(deletedByID.values.filter { !$0._isInserted }) } }
 
@@ -330,7 +331,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
         onQueue {
             insertedInOrder.objects.contains { !$0._isDeleted }
                 || deletedByID.values.contains { !$0._isInserted }
-                || changedByID.values.contains { $0.hasChangedValues }
+                || changedObjects.objects.contains { $0.hasChangedValues }
         }
     }
 
@@ -492,7 +493,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// Records that `object` changed, so saves and `hasChanges` see it.
     func objectDidChange(_ object: ManagedObject) {
         guard !object._isInserted, !object._isDeleted else { return }
-        if changedByID.updateValue(object, forKey: ObjectIdentifier(object)) == nil {
+        if changedObjects.add(object) {
             unprocessedUpdated.append(object)
         }
         willSaveChanges?.append(object)

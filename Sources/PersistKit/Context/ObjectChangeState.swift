@@ -9,4 +9,7 @@ final class ObjectChangeState {
     @exclusivity(unchecked) var changedSlots = SlotSet()
     /// To-many relationship states, by relationship name, created on first use.
     @exclusivity(unchecked) var toMany = ToManyStates()
+    /// The object's place in its context's ``ChangedObjects`` when it was last added there;
+    /// -1 before. Meaningful only while that place holds the object.
+    @exclusivity(unchecked) var changeListIndex = -1
 }

@@ -1,0 +1,67 @@
+/// A context's changed objects (Core Data's updated objects, and objects whose only changes
+/// are transient), each listed once, in the order they first changed.
+///
+/// A list whose objects know their own place in it (``ObjectChangeState/changeListIndex``,
+/// in the change state every changed object has), rather than a dictionary keyed by object
+/// identity: adding an object hashes nothing and never rehashes a growing table (in a save of
+/// 50,000 changed objects, the dictionary's insertions cost about 400 instructions an object).
+/// An object is listed when its recorded place holds it, so a place left behind by an earlier
+/// list (the list was emptied after a save, or replaced) is told apart without visiting the
+/// objects when the list is emptied. Removing an object moves the last one into its place.
+struct ChangedObjects {
+    /// The objects, in the order they were added (until a removal moves the last one).
+    private(set) var objects: [ManagedObject] = []
+
+    /// An empty list.
+    init() {}
+
+    /// How many objects are listed.
+    var count: Int { objects.count }
+    /// Whether no object is listed.
+    var isEmpty: Bool { objects.isEmpty }
+
+    /// Whether `object` is listed.
+    func contains(_ object: ManagedObject) -> Bool {
+        guard let state = object.existingChangeState else { return false }
+        return holds(object, at: state.changeListIndex)
+    }
+
+    /// Adds `object` unless it is listed; returns whether it was added.
+    @discardableResult mutating func add(_ object: ManagedObject) -> Bool {
+        let state = object.madeChangeState
+        if holds(object, at: state.changeListIndex) { return false }
+        state.changeListIndex = objects.count
+        objects.append(object)
+        return true
+    }
+
+    /// Removes `object` if it is listed; returns whether it was.
+    @discardableResult mutating func remove(_ object: ManagedObject) -> Bool {
+        guard let state = object.existingChangeState else { return false }
+        let index = state.changeListIndex
+        guard holds(object, at: index) else { return false }
+        let last = objects.removeLast()
+        if index < objects.count {
+            objects[index] = last
+            // Force-unwrap: a listed object was given its change state when it was added.
+            last.existingChangeState!.changeListIndex = index
+        }
+        state.changeListIndex = -1
+        return true
+    }
+
+    /// Removes every object, keeping a small list's storage for the next changes (a context
+    /// saving one object at a time then allocates none per save) but not a large one's. The
+    /// objects are not visited: the places they recorded no longer hold them.
+    mutating func removeAll() {
+        if objects.isEmpty { return }
+        if objects.count <= 64 { objects.removeAll(keepingCapacity: true) } else { objects = [] }
+    }
+
+    /// Whether `index` is a place of the list holding `object`, compared by address (the
+    /// element borrowed, not retained).
+    @inline(__always) private func holds(_ object: ManagedObject, at index: Int) -> Bool {
+        guard index >= 0 && index < objects.count else { return false }
+        return objects.withBorrowedElement(at: index) { $0 === object }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+@testable import PersistKit
+
+/// A context's list of changed objects, whose objects record their own place in it: adding,
+/// removing (the last object moving into the hole), emptying without visiting the objects, and
+/// the places left behind by an emptied or replaced list, which must not count as listed.
+@Suite("Changed objects")
+struct ChangedObjectsTests {
+    typealias M = ContextTestModel
+
+    static func objects(_ count: Int) -> [ManagedObject] {
+        let entity = EntityDescription(name: "Thing", properties: [AttributeDescription(name: "n", type: .integer64)])
+        return (0..<count).map { _ in ManagedObject(entity: entity, insertInto: nil) }
+    }
+
+    /// The listed objects, as positions in `all`.
+    static func positions(_ list: ChangedObjects, in all: [ManagedObject]) -> [Int] {
+        list.objects.map { object in all.firstIndex { $0 === object } ?? -1 }
+    }
+
+    @Test func addingRemovingAndEmptyingKeepEachObjectOnceAndItsPlaceRight() {
+        let all = Self.objects(6)
+        var list = ChangedObjects()
+        for object in all[0..<4] {
+            let added = list.add(object)
+            #expect(added)
+        }
+        let again = list.add(all[1])
+        #expect(!again, "an object is listed once")
+        #expect(Self.positions(list, in: all) == [0, 1, 2, 3])
+        // The last object moves into the removed one's place, and still knows where it is.
+        let removed = list.remove(all[1])
+        #expect(removed)
+        #expect(Self.positions(list, in: all) == [0, 3, 2])
+        #expect(list.contains(all[3]) && !list.contains(all[1]))
+        let removedMoved = list.remove(all[3])
+        #expect(removedMoved)
+        #expect(Self.positions(list, in: all) == [0, 2])
+        let removedUnlisted = list.remove(all[4])
+        #expect(!removedUnlisted)
+        // Emptied without visiting the objects: their recorded places hold them no more.
+        list.removeAll()
+        #expect(list.isEmpty)
+        for object in all { #expect(!list.contains(object)) }
+        // Refilled, in another order: a place recorded by the emptied list is not taken for a
+        // listing (all[2] recorded place 1, which now holds all[5]).
+        for object in [all[5], all[5], all[4], all[2]] { list.add(object) }
+        #expect(Self.positions(list, in: all) == [5, 4, 2])
+        #expect(!list.contains(all[0]) && list.contains(all[2]))
+        // A replaced list does not see the old one's places either.
+        list = ChangedObjects()
+        let readded = list.add(all[2])
+        #expect(readded && list.count == 1)
+    }
+
+    @Test func aContextListsChangedObjectsOnceAndForgetsThemWhenSavedRefreshedOrDeletedElsewhere() throws {
+        let url = try M.temporaryDirectory().appendingPathComponent("changed.sqlite")
+        let coordinator = try M.coordinator(type: .sqlite, at: url)
+        let context = M.context(coordinator)
+        let other = M.context(coordinator)
+        context.automaticallyMergesChangesFromParent = true
+        try context.performAndWait {
+            let breweries = (0..<5).map { M.insert("Brewery", into: context, ["name": "B\($0)"]) }
+            try context.save()
+            for brewery in breweries { brewery.setValue("Changed", forKey: "city") }
+            breweries[0].setValue("Twice", forKey: "city")
+            #expect(context.updatedObjects == Set(breweries))
+            #expect(context.changedObjects.count == 5)
+            // A refresh without merging drops the object's changes and its listing.
+            context.refresh(breweries[1], mergeChanges: false)
+            #expect(context.updatedObjects == Set(breweries).subtracting([breweries[1]]))
+            // A change set back to the saved value leaves the object listed but not updated.
+            breweries[2].setValue(nil, forKey: "city")
+            #expect(!context.updatedObjects.contains(breweries[2]))
+            try context.save()
+            #expect(context.updatedObjects.isEmpty && context.changedObjects.isEmpty)
+            // Changed again after the save: listed again.
+            breweries[3].setValue("Again", forKey: "city")
+            #expect(context.updatedObjects == [breweries[3]])
+        }
+        // Deleted by another context and merged: the changed object leaves the list.
+        let deletedID = try context.performAndWait { context.updatedObjects.first!.objectID }
+        try other.performAndWait {
+            other.delete(other.object(with: deletedID))
+            try other.save()
+        }
+        // The merge is queued on the context's queue behind this block: wait for it there.
+        context.performAndWait {}
+        try context.performAndWait {
+            let deleted = context.changedObjects.objects.contains { $0.objectID == deletedID }
+            #expect(!deleted)
+            #expect(context.updatedObjects.isEmpty)
+        }
+    }
+}
