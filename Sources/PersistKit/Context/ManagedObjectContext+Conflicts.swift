@@ -92,7 +92,7 @@ extension ManagedObjectContext {
         }
         if policy == .rollback {
             plan.deleted.removeAll { ObjectIdentifier($0) == key }
-            deletedByID.removeValue(forKey: key)
+            deletedList.remove(object)
             object._isDeleted = false
             object.changedSlots = []
             object.toMany = [:]
@@ -266,7 +266,7 @@ extension ManagedObjectContext {
         object.changedSlots = SlotSet(object.values.indices.filter { $0 < stored.values.count && object.values[$0] != stored.values[$0] })
         if object.hasToManyStates { object.toMany.forEachState { $0.committed = nil } }
         if mergePolicy == .rollback { object.toMany = [:] }
-        changedObjects.add(object)
+        changedList.add(object)
         if object.hasPersistentChangedValues { plan.updated.append(object) }
     }
 }

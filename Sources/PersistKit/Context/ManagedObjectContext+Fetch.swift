@@ -116,10 +116,10 @@ extension ManagedObjectContext {
         for object in insertedInOrder.objects where !object._isDeleted && concerns(object) {
             result.candidates.append(object.objectID)
         }
-        for object in changedObjects.objects where !object._isDeleted && object.hasPersistentChangedValues && concerns(object) {
+        for object in changedList.objects where !object._isDeleted && object.hasPersistentChangedValues && concerns(object) {
             result.candidates.append(object.objectID)
         }
-        for object in deletedByID.values where concerns(object) {
+        for object in deletedList.objects where concerns(object) {
             result.deleted.insert(object.objectID)
         }
         return result

@@ -41,8 +41,8 @@ extension ManagedObjectContext {
             for id in changes.deleted {
                 guard let object = registered.removeValue(forKey: id) else { continue }
                 let key = ObjectIdentifier(object)
-                changedObjects.remove(object)
-                deletedByID.removeValue(forKey: key)
+                changedList.remove(object)
+                deletedList.remove(object)
                 object._isDeleted = true
                 object.managedObjectContext = nil
                 deleted.insert(object)
@@ -100,7 +100,7 @@ extension ManagedObjectContext {
                 object.managedObjectContext = nil
                 object._isInserted = false
             }
-            for object in changedObjects.objects + Array(deletedByID.values) where !object._isInserted {
+            for object in changedList.objects + deletedList.objects where !object._isInserted {
                 object._isDeleted = false
                 object.revertToCommitted()
             }
@@ -136,7 +136,7 @@ extension ManagedObjectContext {
         onQueue {
             guard object.managedObjectContext === self, !object._isInserted else { return }
             if !mergeChanges || !object.hasChanges {
-                changedObjects.remove(object)
+                changedList.remove(object)
                 object.changedSlots = []
                 object.toMany = [:]
                 object.replaceValues(SlotValues())
@@ -169,8 +169,8 @@ extension ManagedObjectContext {
     /// Empties every change set, as after a rollback or a reset.
     func forgetChanges() {
         insertedInOrder = InsertedObjects()
-        deletedByID = [:]
-        changedObjects = ChangedObjects()
+        deletedList = ListedObjects(.deleted)
+        changedList = ListedObjects(.changed)
         pendingDeletePropagation = []
         unprocessedUpdated = []
         unprocessedDeleted = []

@@ -103,7 +103,7 @@ extension ManagedObjectContext {
     /// and no conflict can change them. (A clash with a save still in flight is found by the
     /// store's check inside the write's transaction, which sees the writes before it.)
     private func mayOverlap(_ save: PreparedSave) -> Bool {
-        guard save.updated.isEmpty, save.deleted.isEmpty, save.insertedArePlain, changedObjects.isEmpty, deletedByID.isEmpty,
+        guard save.updated.isEmpty, save.deleted.isEmpty, save.insertedArePlain, changedList.isEmpty, deletedList.isEmpty,
               insertedInOrder.count == save.inserted.count, insertedInOrder.isProcessed else { return false }
         var lastEntity: EntityDescription?
         // The slots of the run's entity that hold to-one relationships.

@@ -81,9 +81,9 @@ extension ManagedObjectContext {
     /// parent: it is not a store); the deleted ones that are stored (not inserted).
     func objectsToSave(toParent: Bool) -> (inserted: [ManagedObject], insertedArePlain: Bool, updated: [ManagedObject], deleted: [ManagedObject]) {
         let (inserted, insertedArePlain) = insertedInOrder.undeleted()
-        let updated = changedObjects.isEmpty ? []
-            : changedObjects.objects.filter { !$0._isDeleted && (toParent ? $0.hasChangedValues : $0.hasPersistentChangedValues) }
-        let deleted = deletedByID.isEmpty ? [] : deletedByID.values.filter { !$0._isInserted }
+        let updated = changedList.isEmpty ? []
+            : changedList.objects.filter { !$0._isDeleted && (toParent ? $0.hasChangedValues : $0.hasPersistentChangedValues) }
+        let deleted = deletedList.isEmpty ? [] : deletedList.objects.filter { !$0._isInserted }
         return (inserted, insertedArePlain, updated, deleted)
     }
 
@@ -93,8 +93,8 @@ extension ManagedObjectContext {
         onQueue {
             var inserted = 0, updated = 0, deleted = 0
             for object in insertedInOrder.objects where !object._isDeleted { inserted += 1 }
-            for object in changedObjects.objects where object.isUpdated { updated += 1 }
-            for object in deletedByID.values where !object._isInserted { deleted += 1 }
+            for object in changedList.objects where object.isUpdated { updated += 1 }
+            for object in deletedList.objects where !object._isInserted { deleted += 1 }
             return (inserted, updated, deleted)
         }
     }
@@ -301,8 +301,8 @@ extension ManagedObjectContext {
             return hasToOne
         }
         for object in insertedInOrder.objects where check(object) { return true }
-        for object in changedObjects.objects where check(object) { return true }
-        for object in deletedByID.values where check(object) { return true }
+        for object in changedList.objects where check(object) { return true }
+        for object in deletedList.objects where check(object) { return true }
         return false
     }
 
@@ -328,8 +328,8 @@ extension ManagedObjectContext {
             }
         }
         for object in insertedInOrder.objects { remapReferences(of: object) }
-        for object in changedObjects.objects { remapReferences(of: object) }
-        for object in deletedByID.values { remapReferences(of: object) }
+        for object in changedList.objects { remapReferences(of: object) }
+        for object in deletedList.objects { remapReferences(of: object) }
     }
 
     /// The objects of `inserted` that need permanent IDs before the write: those with a
@@ -613,20 +613,20 @@ extension ManagedObjectContext {
         } else {
             insertedInOrder.removeAll()
         }
-        if ownsChangeSets && changedObjects.count > updated.count {
+        if ownsChangeSets && changedList.count > updated.count {
             // Objects whose only changes were to transient properties were not written (see
             // `objectsToSave(toParent:)`); the save commits their changes all the same, as Core Data's
             // does: they are no longer updated. Only when the set holds more than the save's
             // updated objects, so a large update is not walked twice.
-            for object in changedObjects.objects where !object._isDeleted && object.hasChangedValues && !object.hasPersistentChangedValues {
+            for object in changedList.objects where !object._isDeleted && object.hasChangedValues && !object.hasPersistentChangedValues {
                 object.clearChanges()
             }
         }
         if ownsChangeSets {
             // Objects an overlapping save put back in front were saved with the rest.
             takenBackInFront = 0
-            Self.clearChangeSet(&deletedByID)
-            changedObjects.removeAll()
+            deletedList.removeAll()
+            changedList.removeAll()
         }
         // `ManagedObject`'s own didSave() does nothing: the pass is skipped when no inserted
         // object uses save hooks.
@@ -650,13 +650,6 @@ extension ManagedObjectContext {
             }
         }
         if isRoot { coordinator?.contextDidSave(self, changes: saved) }
-    }
-
-    /// Empties one of the change sets after a save, keeping a small table for the next
-    /// changes (a context saving one object at a time then allocates none per save).
-    @inline(__always) static func clearChangeSet(_ set: inout [ObjectIdentifier: ManagedObject]) {
-        if set.isEmpty { return }
-        if set.count <= 64 { set.removeAll(keepingCapacity: true) } else { set = [:] }
     }
 
     // MARK: - Saving to the parent context

@@ -94,7 +94,7 @@ extension ManagedObjectContext {
         willSaveChanges = []
         defer { willSaveChanges = nil }
         var seenInserted = insertedInOrder.count
-        var seenDeleted = deletedByID.count
+        var seenDeleted = deletedList.count
         var changedAny = false
         var round = 0
         while !due.isEmpty {
@@ -141,9 +141,9 @@ extension ManagedObjectContext {
                 seenInserted = insertedInOrder.count
             }
             // Stored objects the calls or their delete rules deleted, not called as deleted yet.
-            let newDeletes = deletedByID.count != seenDeleted
+            let newDeletes = deletedList.count != seenDeleted
             if newDeletes {
-                for object in deletedByID.values
+                for object in deletedList.objects
                 where !object._isInserted && Self.hasSaveHooks(object) && !calledDeleted.contains(ObjectIdentifier(object)) {
                     due.append((object, -1))
                 }
@@ -152,7 +152,7 @@ extension ManagedObjectContext {
             changedAny = true
             // The round's changes processed (and posted) before the next round.
             _ = processPendingChangesReturningInserted(posts: posts)
-            seenDeleted = deletedByID.count
+            seenDeleted = deletedList.count
         }
         guard changedAny else { return false }
         (inserted, insertedArePlain, updated, deleted) = objectsToSave(toParent: toParent)

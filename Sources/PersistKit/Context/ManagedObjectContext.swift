@@ -71,9 +71,10 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     @exclusivity(unchecked) var registered = ObjectRegistry()
     /// The inserted objects not yet saved, in insertion order (``InsertedObjects``).
     @exclusivity(unchecked) var insertedInOrder = InsertedObjects()
-    @exclusivity(unchecked) var deletedByID: [ObjectIdentifier: ManagedObject] = [:]
-    /// The changed objects (``ChangedObjects``).
-    @exclusivity(unchecked) var changedObjects = ChangedObjects()
+    /// The deleted objects (``ListedObjects``).
+    @exclusivity(unchecked) var deletedList = ListedObjects(.deleted)
+    /// The changed objects (``ListedObjects``).
+    @exclusivity(unchecked) var changedList = ListedObjects(.changed)
     @exclusivity(unchecked) var pendingDeletePropagation: [ManagedObject] = []
     @exclusivity(unchecked) var unprocessedUpdated: [ManagedObject] = []
     @exclusivity(unchecked) var unprocessedDeleted: [ManagedObject] = []
@@ -321,17 +322,17 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// Objects inserted and not yet saved.
     public var insertedObjects: Set<ManagedObject> { onQueue { Set(insertedInOrder.objects.filter { !$0._isDeleted }) } }
     /// Objects with unsaved changes that are neither inserted nor deleted.
-    public var updatedObjects: Set<ManagedObject> { onQueue { Set(changedObjects.objects.filter { $0.isUpdated }) } }
+    public var updatedObjects: Set<ManagedObject> { onQueue { Set(changedList.objects.filter { $0.isUpdated }) } }
     /// Objects deleted and not yet saved (inserted objects deleted again are not listed).
-    public var deletedObjects: Set<ManagedObject> { onQueue { Set(deletedByID.values.filter { !$0._isInserted }) } }
+    public var deletedObjects: Set<ManagedObject> { onQueue { Set(deletedList.objects.filter { !$0._isInserted }) } }
 
     /// Whether the context has unsaved inserts, updates or deletes (an update of transient
     /// properties alone included, as ``updatedObjects`` lists it).
     public var hasChanges: Bool {
         onQueue {
             insertedInOrder.objects.contains { !$0._isDeleted }
-                || deletedByID.values.contains { !$0._isInserted }
-                || changedObjects.objects.contains { $0.hasChangedValues }
+                || deletedList.objects.contains { !$0._isInserted }
+                || changedList.objects.contains { $0.hasChangedValues }
         }
     }
 
@@ -376,7 +377,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
 
     func markDeleted(_ object: ManagedObject) {
         object._isDeleted = true
-        deletedByID[ObjectIdentifier(object)] = object
+        deletedList.add(object)
         unprocessedDeleted.append(object)
     }
 
@@ -493,7 +494,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// Records that `object` changed, so saves and `hasChanges` see it.
     func objectDidChange(_ object: ManagedObject) {
         guard !object._isInserted, !object._isDeleted else { return }
-        if changedObjects.add(object) {
+        if changedList.add(object) {
             unprocessedUpdated.append(object)
         }
         willSaveChanges?.append(object)

@@ -1,5 +1,6 @@
-/// The part of an object's state that most objects never use: its changed slots and its
-/// to-many relationship states, kept out of line (``ManagedObject``'s one optional reference,
+/// The part of an object's state that most objects never use: its changed slots, its
+/// to-many relationship states and its places in its context's lists of changed and deleted
+/// objects, kept out of line (``ManagedObject``'s one optional reference,
 /// made at the first change or the first to-many relationship use) so a fetched object that is
 /// only read is a word smaller.
 ///
@@ -9,7 +10,9 @@ final class ObjectChangeState {
     @exclusivity(unchecked) var changedSlots = SlotSet()
     /// To-many relationship states, by relationship name, created on first use.
     @exclusivity(unchecked) var toMany = ToManyStates()
-    /// The object's place in its context's ``ChangedObjects`` when it was last added there;
-    /// -1 before. Meaningful only while that place holds the object.
-    @exclusivity(unchecked) var changeListIndex = -1
+    /// The object's place in its context's list of changed objects (``ListedObjects``) when
+    /// it was last added there; -1 before. Meaningful only while that place holds the object.
+    @exclusivity(unchecked) var changedPlace = -1
+    /// The object's place in its context's list of deleted objects, as ``changedPlace``.
+    @exclusivity(unchecked) var deletedPlace = -1
 }

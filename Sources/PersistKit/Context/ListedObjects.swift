@@ -1,19 +1,34 @@
-/// A context's changed objects (Core Data's updated objects, and objects whose only changes
-/// are transient), each listed once, in the order they first changed.
+/// One of a context's lists of objects: its changed objects (Core Data's updated objects, and
+/// objects whose only changes are transient), or its deleted objects; each listed once, in
+/// the order they were added.
 ///
-/// A list whose objects know their own place in it (``ObjectChangeState/changeListIndex``,
-/// in the change state every changed object has), rather than a dictionary keyed by object
-/// identity: adding an object hashes nothing and never rehashes a growing table (in a save of
-/// 50,000 changed objects, the dictionary's insertions cost about 400 instructions an object).
+/// A list whose objects know their own place in it (``ObjectChangeState/changedPlace`` or
+/// ``ObjectChangeState/deletedPlace``, in the object's change state, made when the object is
+/// added), rather than a dictionary keyed by object identity: adding an object hashes nothing
+/// and never rehashes a growing table (in a save of 50,000 changed objects, the dictionary's
+/// insertions cost about 400 instructions an object, and emptying it released its objects in
+/// hash order).
 /// An object is listed when its recorded place holds it, so a place left behind by an earlier
 /// list (the list was emptied after a save, or replaced) is told apart without visiting the
 /// objects when the list is emptied. Removing an object moves the last one into its place.
-struct ChangedObjects {
+struct ListedObjects {
+    /// Which list of a context this is: which place of an object's change state it records.
+    enum Kind {
+        /// The changed objects (``ObjectChangeState/changedPlace``).
+        case changed
+        /// The deleted objects (``ObjectChangeState/deletedPlace``).
+        case deleted
+    }
+
+    /// Which list this is.
+    let kind: Kind
     /// The objects, in the order they were added (until a removal moves the last one).
     private(set) var objects: [ManagedObject] = []
 
-    /// An empty list.
-    init() {}
+    /// An empty list of `kind`.
+    init(_ kind: Kind) {
+        self.kind = kind
+    }
 
     /// How many objects are listed.
     var count: Int { objects.count }
@@ -23,14 +38,14 @@ struct ChangedObjects {
     /// Whether `object` is listed.
     func contains(_ object: ManagedObject) -> Bool {
         guard let state = object.existingChangeState else { return false }
-        return holds(object, at: state.changeListIndex)
+        return holds(object, at: place(in: state))
     }
 
     /// Adds `object` unless it is listed; returns whether it was added.
     @discardableResult mutating func add(_ object: ManagedObject) -> Bool {
         let state = object.madeChangeState
-        if holds(object, at: state.changeListIndex) { return false }
-        state.changeListIndex = objects.count
+        if holds(object, at: place(in: state)) { return false }
+        setPlace(objects.count, in: state)
         objects.append(object)
         return true
     }
@@ -38,15 +53,15 @@ struct ChangedObjects {
     /// Removes `object` if it is listed; returns whether it was.
     @discardableResult mutating func remove(_ object: ManagedObject) -> Bool {
         guard let state = object.existingChangeState else { return false }
-        let index = state.changeListIndex
+        let index = place(in: state)
         guard holds(object, at: index) else { return false }
         let last = objects.removeLast()
         if index < objects.count {
             objects[index] = last
             // Force-unwrap: a listed object was given its change state when it was added.
-            last.existingChangeState!.changeListIndex = index
+            setPlace(index, in: last.existingChangeState!)
         }
-        state.changeListIndex = -1
+        setPlace(-1, in: state)
         return true
     }
 
@@ -56,6 +71,22 @@ struct ChangedObjects {
     mutating func removeAll() {
         if objects.isEmpty { return }
         if objects.count <= 64 { objects.removeAll(keepingCapacity: true) } else { objects = [] }
+    }
+
+    /// The place `state`'s object recorded in a list of this kind.
+    @inline(__always) private func place(in state: ObjectChangeState) -> Int {
+        switch kind {
+        case .changed: state.changedPlace
+        case .deleted: state.deletedPlace
+        }
+    }
+
+    /// Records `place` as `state`'s object's place in a list of this kind.
+    @inline(__always) private func setPlace(_ place: Int, in state: ObjectChangeState) {
+        switch kind {
+        case .changed: state.changedPlace = place
+        case .deleted: state.deletedPlace = place
+        }
     }
 
     /// Whether `index` is a place of the list holding `object`, compared by address (the

@@ -5,8 +5,8 @@ import Testing
 /// A context's list of changed objects, whose objects record their own place in it: adding,
 /// removing (the last object moving into the hole), emptying without visiting the objects, and
 /// the places left behind by an emptied or replaced list, which must not count as listed.
-@Suite("Changed objects")
-struct ChangedObjectsTests {
+@Suite("Listed objects: a context's changed and deleted objects")
+struct ListedObjectsTests {
     typealias M = ContextTestModel
 
     static func objects(_ count: Int) -> [ManagedObject] {
@@ -15,13 +15,13 @@ struct ChangedObjectsTests {
     }
 
     /// The listed objects, as positions in `all`.
-    static func positions(_ list: ChangedObjects, in all: [ManagedObject]) -> [Int] {
+    static func positions(_ list: ListedObjects, in all: [ManagedObject]) -> [Int] {
         list.objects.map { object in all.firstIndex { $0 === object } ?? -1 }
     }
 
     @Test func addingRemovingAndEmptyingKeepEachObjectOnceAndItsPlaceRight() {
         let all = Self.objects(6)
-        var list = ChangedObjects()
+        var list = ListedObjects(.changed)
         for object in all[0..<4] {
             let added = list.add(object)
             #expect(added)
@@ -49,7 +49,7 @@ struct ChangedObjectsTests {
         #expect(Self.positions(list, in: all) == [5, 4, 2])
         #expect(!list.contains(all[0]) && list.contains(all[2]))
         // A replaced list does not see the old one's places either.
-        list = ChangedObjects()
+        list = ListedObjects(.changed)
         let readded = list.add(all[2])
         #expect(readded && list.count == 1)
     }
@@ -66,7 +66,7 @@ struct ChangedObjectsTests {
             for brewery in breweries { brewery.setValue("Changed", forKey: "city") }
             breweries[0].setValue("Twice", forKey: "city")
             #expect(context.updatedObjects == Set(breweries))
-            #expect(context.changedObjects.count == 5)
+            #expect(context.changedList.count == 5)
             // A refresh without merging drops the object's changes and its listing.
             context.refresh(breweries[1], mergeChanges: false)
             #expect(context.updatedObjects == Set(breweries).subtracting([breweries[1]]))
@@ -74,7 +74,7 @@ struct ChangedObjectsTests {
             breweries[2].setValue(nil, forKey: "city")
             #expect(!context.updatedObjects.contains(breweries[2]))
             try context.save()
-            #expect(context.updatedObjects.isEmpty && context.changedObjects.isEmpty)
+            #expect(context.updatedObjects.isEmpty && context.changedList.isEmpty)
             // Changed again after the save: listed again.
             breweries[3].setValue("Again", forKey: "city")
             #expect(context.updatedObjects == [breweries[3]])
@@ -88,9 +88,35 @@ struct ChangedObjectsTests {
         // The merge is queued on the context's queue behind this block: wait for it there.
         context.performAndWait {}
         try context.performAndWait {
-            let deleted = context.changedObjects.objects.contains { $0.objectID == deletedID }
+            let deleted = context.changedList.objects.contains { $0.objectID == deletedID }
             #expect(!deleted)
             #expect(context.updatedObjects.isEmpty)
+        }
+    }
+
+    @Test func aContextListsDeletedObjectsOnceAndForgetsThemWhenSavedOrRolledBack() throws {
+        let context = M.context(try M.coordinator())
+        try context.performAndWait {
+            let people = (0..<6).map { M.insert("Person", into: context, ["name": "P\($0)"]) }
+            try context.save()
+            for person in people[0..<3] { context.delete(person) }
+            context.delete(people[1])
+            #expect(context.deletedObjects == Set(people[0..<3]))
+            #expect(context.deletedList.count == 3, "an object deleted twice is listed once")
+            // A person changed and then deleted is on both lists, and the save writes it as deleted.
+            people[3].setValue("Changed", forKey: "name")
+            context.delete(people[3])
+            #expect(context.deletedObjects == Set(people[0..<4]))
+            context.rollback()
+            #expect(context.deletedObjects.isEmpty && context.deletedList.isEmpty && context.changedList.isEmpty)
+            #expect(people[3].value(forKey: "name") as? String == "P3")
+            context.delete(people[4])
+            try context.save()
+            #expect(context.deletedObjects.isEmpty && context.deletedList.isEmpty)
+            #expect(try context.count(for: M.request("Person")) == 5)
+            // Deleted again after the save: listed again.
+            context.delete(people[5])
+            #expect(context.deletedObjects == [people[5]])
         }
     }
 }
