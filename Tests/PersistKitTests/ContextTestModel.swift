@@ -93,6 +93,13 @@ enum ContextTestModel {
         return list.map { $0.value(forKey: "name") as? String ?? "<nil>" }.sorted()
     }
 
+    /// `count` new objects of an entity of their own, in no context: for tests of the lists a
+    /// context keeps its objects in.
+    static func unregisteredObjects(_ count: Int) -> [ManagedObject] {
+        let entity = EntityDescription(name: "Thing", properties: [AttributeDescription(name: "n", type: .integer64)])
+        return (0..<count).map { _ in ManagedObject(entity: entity, insertInto: nil) }
+    }
+
     static func temporaryDirectory() throws -> URL {
         try ScratchDirectory.make(prefix: "persistkit")
     }

@@ -10,11 +10,6 @@ import Testing
 struct InsertedObjectsTests {
     typealias M = ContextTestModel
 
-    static func objects(_ count: Int) -> [ManagedObject] {
-        let entity = EntityDescription(name: "Thing", properties: [AttributeDescription(name: "n", type: .integer64)])
-        return (0..<count).map { _ in ManagedObject(entity: entity, insertInto: nil) }
-    }
-
     /// The unprocessed objects of `list`, as positions in `all`.
     static func unprocessed(_ list: InsertedObjects, in all: [ManagedObject]) -> [Int] {
         var positions: [Int] = []
@@ -24,7 +19,7 @@ struct InsertedObjectsTests {
     }
 
     @Test func theProcessedCountFollowsEveryChangeOfTheList() {
-        let all = Self.objects(8)
+        let all = M.unregisteredObjects(8)
         var list = InsertedObjects()
         #expect(list.isProcessed)
         for object in all[0..<3] { list.append(object) }

@@ -2,17 +2,13 @@ import Foundation
 import Testing
 @testable import PersistKit
 
-/// A context's list of changed objects, whose objects record their own place in it: adding,
-/// removing (the last object moving into the hole), emptying without visiting the objects, and
-/// the places left behind by an emptied or replaced list, which must not count as listed.
+/// A context's lists of changed and deleted objects, whose objects record their own place in
+/// them: adding, removing (the last object moving into the hole), emptying without visiting
+/// the objects, and the places left behind by an emptied or replaced list, which must not
+/// count as listed.
 @Suite("Listed objects: a context's changed and deleted objects")
 struct ListedObjectsTests {
     typealias M = ContextTestModel
-
-    static func objects(_ count: Int) -> [ManagedObject] {
-        let entity = EntityDescription(name: "Thing", properties: [AttributeDescription(name: "n", type: .integer64)])
-        return (0..<count).map { _ in ManagedObject(entity: entity, insertInto: nil) }
-    }
 
     /// The listed objects, as positions in `all`.
     static func positions(_ list: ListedObjects, in all: [ManagedObject]) -> [Int] {
@@ -20,7 +16,7 @@ struct ListedObjectsTests {
     }
 
     @Test func addingRemovingAndEmptyingKeepEachObjectOnceAndItsPlaceRight() {
-        let all = Self.objects(6)
+        let all = M.unregisteredObjects(6)
         var list = ListedObjects(.changed)
         for object in all[0..<4] {
             let added = list.add(object)
