@@ -8,6 +8,7 @@
 /// and never rehashes a growing table (in a save of 50,000 changed objects, the dictionary's
 /// insertions cost about 400 instructions an object, and emptying it released its objects in
 /// hash order).
+///
 /// An object is listed when its recorded place holds it, so a place left behind by an earlier
 /// list (the list was emptied after a save, or replaced) is told apart without visiting the
 /// objects when the list is emptied. Removing an object moves the last one into its place.
