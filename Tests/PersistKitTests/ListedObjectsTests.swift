@@ -115,4 +115,80 @@ struct ListedObjectsTests {
             #expect(context.deletedObjects == [people[5]])
         }
     }
+
+    /// The unprocessed objects of `list`, as positions in `all`.
+    static func unprocessed(_ list: ListedObjects, in all: [ManagedObject]) -> Set<Int> {
+        var positions: Set<Int> = []
+        list.forEachUnprocessed { object in positions.insert(all.firstIndex { $0 === object } ?? -1) }
+        return positions
+    }
+
+    @Test func removalsKeepTheProcessedObjectsInFront() {
+        let all = M.unregisteredObjects(8)
+        var list = ListedObjects(.changed)
+        for object in all[0..<4] { list.add(object) }
+        list.markProcessed()
+        for object in all[4..<7] { list.add(object) }
+        #expect(Self.unprocessed(list, in: all) == [4, 5, 6])
+        // A processed object's removal: the last processed one takes its place, the last
+        // object takes that one's; the unprocessed ones stay unprocessed, the others processed.
+        let removedProcessed = list.remove(all[1])
+        #expect(removedProcessed && list.processedCount == 3)
+        #expect(Self.unprocessed(list, in: all) == [4, 5, 6])
+        #expect(Set(list.objects.prefix(3).map { object in all.firstIndex { $0 === object } ?? -1 }) == [0, 2, 3])
+        for object in all[0..<7] where object !== all[1] { #expect(list.contains(object)) }
+        // The last processed object itself, with unprocessed ones after it.
+        let removedBoundary = list.remove(all[3])
+        #expect(removedBoundary && list.processedCount == 2)
+        #expect(Self.unprocessed(list, in: all) == [4, 5, 6])
+        // An unprocessed one.
+        let removedUnprocessed = list.remove(all[5])
+        #expect(removedUnprocessed && list.processedCount == 2)
+        #expect(Self.unprocessed(list, in: all) == [4, 6])
+        // Every processed one, with none unprocessed after them.
+        list.markProcessed()
+        for object in [all[0], all[4], all[2], all[6]] {
+            let removed = list.remove(object)
+            #expect(removed)
+        }
+        #expect(list.isEmpty && list.processedCount == 0 && list.isProcessed)
+        list.add(all[7])
+        #expect(Self.unprocessed(list, in: all) == [7])
+        list.removeAll()
+        #expect(list.processedCount == 0 && list.isProcessed)
+    }
+
+    @Test func aContextReportsTheObjectsChangedOrDeletedSinceItLastProcessedItsChanges() throws {
+        let context = M.context(try M.coordinator())
+        let recorder = SaveNotificationTests.Recorder(context)
+        defer { recorder.stop() }
+        try context.performAndWait {
+            let people = (0..<6).map { M.insert("Person", into: context, ["name": "P\($0)"]) }
+            try context.save()
+            _ = recorder.take()
+            func reported(_ key: String) -> Set<ManagedObject> {
+                context.processPendingChanges()
+                let notes = recorder.take()
+                return notes.first.map { SaveNotificationTests.objects($0, key) } ?? []
+            }
+            people[0].setValue("A", forKey: "name")
+            people[1].setValue("B", forKey: "name")
+            #expect(reported(ManagedObjectContext.updatedObjectsKey) == [people[0], people[1]])
+            people[0].setValue("A again", forKey: "name")
+            people[2].setValue("C", forKey: "name")
+            #expect(reported(ManagedObjectContext.updatedObjectsKey) == [people[2]], "a listed object is reported once")
+            // A refreshed object leaves the list: changed again, it is reported again.
+            context.refresh(people[1], mergeChanges: false)
+            people[3].setValue("D", forKey: "name")
+            #expect(reported(ManagedObjectContext.updatedObjectsKey) == [people[3]])
+            people[1].setValue("B again", forKey: "name")
+            #expect(reported(ManagedObjectContext.updatedObjectsKey) == [people[1]])
+            context.delete(people[4])
+            #expect(reported(ManagedObjectContext.deletedObjectsKey) == [people[4]])
+            context.delete(people[5])
+            #expect(reported(ManagedObjectContext.deletedObjectsKey) == [people[5]])
+            try context.save()
+            #expect(context.changedList.isProcessed && context.deletedList.isProcessed)
+        }
+    }
 }

@@ -11,7 +11,13 @@
 ///
 /// An object is listed when its recorded place holds it, so a place left behind by an earlier
 /// list (the list was emptied after a save, or replaced) is told apart without visiting the
-/// objects when the list is emptied. Removing an object moves the last one into its place.
+/// objects when the list is emptied.
+///
+/// The list also tells which objects a change notification has not reported yet: those from
+/// ``processedCount`` on, added since the context last processed its pending changes (a count,
+/// not a second list retaining each object once more). Removing an object keeps the processed
+/// objects in front: a processed object's place is taken by the last processed one, whose place
+/// is taken by the last object.
 struct ListedObjects {
     /// Which list of a context this is: which place of an object's change state it records.
     enum Kind {
@@ -25,6 +31,9 @@ struct ListedObjects {
     let kind: Kind
     /// The objects, in the order they were added (until a removal moves the last one).
     private(set) var objects: [ManagedObject] = []
+    /// How many objects at the front of ``objects`` were processed (reported to observers by
+    /// ``ManagedObjectContext/processPendingChanges()``); those after them were not.
+    private(set) var processedCount = 0
 
     /// An empty list of `kind`.
     init(_ kind: Kind) {
@@ -51,17 +60,36 @@ struct ListedObjects {
         return true
     }
 
+    /// How many objects are unprocessed.
+    var unprocessedCount: Int { objects.count - processedCount }
+
+    /// Whether every listed object was processed.
+    var isProcessed: Bool { processedCount == objects.count }
+
+    /// Marks every listed object processed.
+    mutating func markProcessed() {
+        processedCount = objects.count
+    }
+
+    /// Calls `body` with each unprocessed object, in order, borrowed from the list (not
+    /// retained for the call). `body` must not change the list.
+    @inline(__always) func forEachUnprocessed(_ body: (ManagedObject) -> Void) {
+        for index in processedCount..<objects.count { objects.withBorrowedElement(at: index, body) }
+    }
+
     /// Removes `object` if it is listed; returns whether it was.
     @discardableResult mutating func remove(_ object: ManagedObject) -> Bool {
         guard let state = object.existingChangeState else { return false }
-        let index = place(in: state)
+        var index = place(in: state)
         guard holds(object, at: index) else { return false }
-        let last = objects.removeLast()
-        if index < objects.count {
-            objects[index] = last
-            // Force-unwrap: a listed object was given its change state when it was added.
-            setPlace(index, in: last.existingChangeState!)
+        if index < processedCount {
+            // Moved to the processed objects' end, which then becomes the first unprocessed place.
+            processedCount -= 1
+            swapPlaces(index, processedCount)
+            index = processedCount
         }
+        swapPlaces(index, objects.count - 1)
+        objects.removeLast()
         setPlace(-1, in: state)
         return true
     }
@@ -70,8 +98,18 @@ struct ListedObjects {
     /// saving one object at a time then allocates none per save) but not a large one's. The
     /// objects are not visited: the places they recorded no longer hold them.
     mutating func removeAll() {
+        processedCount = 0
         if objects.isEmpty { return }
         if objects.count <= 64 { objects.removeAll(keepingCapacity: true) } else { objects = [] }
+    }
+
+    /// Exchanges the objects at places `first` and `second`, each recording its new place.
+    private mutating func swapPlaces(_ first: Int, _ second: Int) {
+        if first == second { return }
+        objects.swapAt(first, second)
+        // Force-unwraps: a listed object was given its change state when it was added.
+        setPlace(first, in: objects[first].existingChangeState!)
+        setPlace(second, in: objects[second].existingChangeState!)
     }
 
     /// The place `state`'s object recorded in a list of this kind.

@@ -172,8 +172,6 @@ extension ManagedObjectContext {
         deletedList = ListedObjects(.deleted)
         changedList = ListedObjects(.changed)
         pendingDeletePropagation = []
-        unprocessedUpdated = []
-        unprocessedDeleted = []
     }
 }
 

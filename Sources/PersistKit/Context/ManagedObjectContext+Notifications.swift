@@ -94,12 +94,12 @@ extension ManagedObjectContext {
     /// settings, under one lock).
     func processPendingChangesReturningInserted(posts: @autoclosure () -> Bool) -> Set<ManagedObject> {
         if !pendingDeletePropagation.isEmpty { propagateDeletes() }
-        if insertedInOrder.isProcessed && unprocessedUpdated.isEmpty && unprocessedDeleted.isEmpty { return [] }
+        if insertedInOrder.isProcessed && changedList.isProcessed && deletedList.isProcessed { return [] }
         guard posts() else {
             // Nothing to post: the pending lists are only forgotten, no set is built.
             insertedInOrder.markProcessed()
-            Self.clearPending(&unprocessedUpdated)
-            Self.clearPending(&unprocessedDeleted)
+            changedList.markProcessed()
+            deletedList.markProcessed()
             return []
         }
         // The sets are built straight from the pending lists (no filtered copies first).
@@ -109,23 +109,18 @@ extension ManagedObjectContext {
             if !object._isDeleted { inserted.add(object) }
         }
         // An empty list makes an empty set without allocating one.
-        var updated = Set<ManagedObject>(roomFor: unprocessedUpdated.count)
-        for object in unprocessedUpdated where !object._isDeleted { updated.add(object) }
-        let deleted = Set(members: unprocessedDeleted)
+        var updated = Set<ManagedObject>(roomFor: changedList.unprocessedCount)
+        changedList.forEachUnprocessed { object in
+            if !object._isDeleted { updated.add(object) }
+        }
+        var deleted = Set<ManagedObject>(roomFor: deletedList.unprocessedCount)
+        deletedList.forEachUnprocessed { deleted.add($0) }
         insertedInOrder.markProcessed()
-        Self.clearPending(&unprocessedUpdated)
-        Self.clearPending(&unprocessedDeleted)
+        changedList.markProcessed()
+        deletedList.markProcessed()
         if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return [] }
         Self.objectsUserInfo.post(Self.didChangeObjectsNotification, object: self, inserted, updated, deleted)
         return inserted
-    }
-
-    /// Empties a list of pending changes, keeping a small buffer for the next changes (a
-    /// context saving one object at a time then allocates no new list per save) but not a
-    /// large one (after a large insert).
-    @inline(__always) static func clearPending(_ list: inout [ManagedObject]) {
-        if list.isEmpty { return }
-        if list.count <= 64 { list.removeAll(keepingCapacity: true) } else { list = [] }
     }
 
     /// Runs the delete rules of every object deleted since the last call: nullify removes it

@@ -76,8 +76,6 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// The changed objects (``ListedObjects``).
     @exclusivity(unchecked) var changedList = ListedObjects(.changed)
     @exclusivity(unchecked) var pendingDeletePropagation: [ManagedObject] = []
-    @exclusivity(unchecked) var unprocessedUpdated: [ManagedObject] = []
-    @exclusivity(unchecked) var unprocessedDeleted: [ManagedObject] = []
     /// While a save calls `willSave()` (``runWillSaveRounds(inserted:insertedArePlain:updated:deleted:posts:toParent:)``),
     /// the objects other than inserted ones reported changed since the round began, in order,
     /// once per change; `nil` at other times, when nothing is noted.
@@ -378,7 +376,6 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     func markDeleted(_ object: ManagedObject) {
         object._isDeleted = true
         deletedList.add(object)
-        unprocessedDeleted.append(object)
     }
 
     /// The object for `objectID`: the registered one, or a fault that loads on first access
@@ -494,9 +491,7 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     /// Records that `object` changed, so saves and `hasChanges` see it.
     func objectDidChange(_ object: ManagedObject) {
         guard !object._isInserted, !object._isDeleted else { return }
-        if changedList.add(object) {
-            unprocessedUpdated.append(object)
-        }
+        changedList.add(object)
         willSaveChanges?.append(object)
     }
 
