@@ -14,11 +14,11 @@
 /// removal empties it.
 ///
 /// The list also tells which objects a change notification has not reported yet
-/// (``forEachUnprocessed(_:)``): those past ``processedCount``, the objects inserted since
+/// (``ProcessedCounting``): those past ``processedCount``, the objects inserted since
 /// the context last processed its pending changes. A count rather than a second list of the
 /// objects: that list retained each new object once more, and processing released each one,
 /// two atomic operations per object.
-struct InsertedObjects {
+struct InsertedObjects: ProcessedCounting {
     /// The objects, in insertion order.
     private(set) var objects: [ManagedObject] = []
     /// How many objects at the front of ``objects`` were processed (reported to observers by
@@ -51,18 +51,6 @@ struct InsertedObjects {
         }
         return (anyDeleted ? objects.filter { !$0._isDeleted } : objects, allPlain)
     }
-
-    /// How many objects are unprocessed.
-    var unprocessedCount: Int { objects.count - processedCount }
-
-    /// Calls `body` with each unprocessed object, in order, borrowed from the list (not
-    /// retained for the call). `body` must not change the list.
-    @inline(__always) func forEachUnprocessed(_ body: (ManagedObject) -> Void) {
-        for index in processedCount..<objects.count { objects.withBorrowedElement(at: index, body) }
-    }
-
-    /// Whether every listed object was processed.
-    var isProcessed: Bool { processedCount == objects.count }
 
     /// Marks every listed object processed.
     mutating func markProcessed() {

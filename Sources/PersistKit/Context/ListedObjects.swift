@@ -13,12 +13,12 @@
 /// list (the list was emptied after a save, or replaced) is told apart without visiting the
 /// objects when the list is emptied.
 ///
-/// The list also tells which objects a change notification has not reported yet: those from
-/// ``processedCount`` on, added since the context last processed its pending changes (a count,
-/// not a second list retaining each object once more). Removing an object keeps the processed
+/// The list also tells which objects a change notification has not reported yet
+/// (``ProcessedCounting``): those from ``processedCount`` on, added since the context last
+/// processed its pending changes (a count, not a second list retaining each object once more). Removing an object keeps the processed
 /// objects in front: a processed object's place is taken by the last processed one, whose place
 /// is taken by the last object.
-struct ListedObjects {
+struct ListedObjects: ProcessedCounting {
     /// Which list of a context this is: which place of an object's change state it records.
     enum Kind {
         /// The changed objects (``ObjectChangeState/changedPlace``).
@@ -60,21 +60,9 @@ struct ListedObjects {
         return true
     }
 
-    /// How many objects are unprocessed.
-    var unprocessedCount: Int { objects.count - processedCount }
-
-    /// Whether every listed object was processed.
-    var isProcessed: Bool { processedCount == objects.count }
-
     /// Marks every listed object processed.
     mutating func markProcessed() {
         processedCount = objects.count
-    }
-
-    /// Calls `body` with each unprocessed object, in order, borrowed from the list (not
-    /// retained for the call). `body` must not change the list.
-    @inline(__always) func forEachUnprocessed(_ body: (ManagedObject) -> Void) {
-        for index in processedCount..<objects.count { objects.withBorrowedElement(at: index, body) }
     }
 
     /// Removes `object` if it is listed; returns whether it was.

@@ -96,10 +96,8 @@ extension ManagedObjectContext {
         if !pendingDeletePropagation.isEmpty { propagateDeletes() }
         if insertedInOrder.isProcessed && changedList.isProcessed && deletedList.isProcessed { return [] }
         guard posts() else {
-            // Nothing to post: the pending lists are only forgotten, no set is built.
-            insertedInOrder.markProcessed()
-            changedList.markProcessed()
-            deletedList.markProcessed()
+            // Nothing to post: the pending changes are only marked processed, no set is built.
+            markPendingChangesProcessed()
             return []
         }
         // The sets are built straight from the pending lists (no filtered copies first).
@@ -115,12 +113,18 @@ extension ManagedObjectContext {
         }
         var deleted = Set<ManagedObject>(roomFor: deletedList.unprocessedCount)
         deletedList.forEachUnprocessed { deleted.add($0) }
-        insertedInOrder.markProcessed()
-        changedList.markProcessed()
-        deletedList.markProcessed()
+        markPendingChangesProcessed()
         if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return [] }
         Self.objectsUserInfo.post(Self.didChangeObjectsNotification, object: self, inserted, updated, deleted)
         return inserted
+    }
+
+    /// Marks the inserted, changed and deleted objects processed: the next call of
+    /// ``processPendingChanges()`` reports only what changes after this.
+    private func markPendingChangesProcessed() {
+        insertedInOrder.markProcessed()
+        changedList.markProcessed()
+        deletedList.markProcessed()
     }
 
     /// Runs the delete rules of every object deleted since the last call: nullify removes it
