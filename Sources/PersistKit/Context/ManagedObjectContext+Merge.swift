@@ -40,7 +40,6 @@ extension ManagedObjectContext {
             var deleted: Set<ManagedObject> = []
             for id in changes.deleted {
                 guard let object = registered.removeValue(forKey: id) else { continue }
-                let key = ObjectIdentifier(object)
                 changedList.remove(object)
                 deletedList.remove(object)
                 object._isDeleted = true
