@@ -171,7 +171,7 @@ struct ContextDeleteRuleTests {
         let beers = try context.fetch(M.request("Beer", sort: [FetchSortDescriptor(key: "name")]))
         let seen = Locked<[String]>([])
         store.setStatementObserver { sql in seen.withLock { $0.append(sql) } }
-        try context.performAndWait {
+        context.performAndWait {
             context.delete(beers[0])
             context.delete(beers[1])
             context.processPendingChanges()

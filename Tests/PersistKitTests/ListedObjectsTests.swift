@@ -76,14 +76,14 @@ struct ListedObjectsTests {
             #expect(context.updatedObjects == [breweries[3]])
         }
         // Deleted by another context and merged: the changed object leaves the list.
-        let deletedID = try context.performAndWait { context.updatedObjects.first!.objectID }
+        let deletedID = try context.performAndWait { try #require(context.updatedObjects.first).objectID }
         try other.performAndWait {
             other.delete(other.object(with: deletedID))
             try other.save()
         }
         // The merge is queued on the context's queue behind this block: wait for it there.
         context.performAndWait {}
-        try context.performAndWait {
+        context.performAndWait {
             let deleted = context.changedList.objects.contains { $0.objectID == deletedID }
             #expect(!deleted)
             #expect(context.updatedObjects.isEmpty)

@@ -34,7 +34,7 @@ struct SlotSetTests {
         let object = ContextTestModel.insert("Wide", into: context, ["a0": Int64(0)])
         try context.save()
 
-        try context.performAndWait {
+        context.performAndWait {
             object.setValue(Int64(3), forKey: "a3")
             object.setValue(Int64(70), forKey: "a70")
             #expect(Set(object.changedValues().keys) == ["a3", "a70"])
@@ -48,6 +48,6 @@ struct SlotSetTests {
         #expect(saved.value(forKey: "a3") as? Int64 == 3)
         #expect(saved.value(forKey: "a70") == nil)
         #expect(saved.value(forKey: "a71") as? Int64 == 71)
-        #expect(try context.performAndWait { object.changedValues().isEmpty })
+        #expect(context.performAndWait { object.changedValues().isEmpty })
     }
 }
