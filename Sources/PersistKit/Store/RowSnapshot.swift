@@ -23,57 +23,44 @@ public struct RowSnapshot: Sendable, Hashable {
     /// address is never 1, so 1 means a temporary ID whichever way the row was made.
     private var storeBits: UInt
     /// The ID the row was made with, if any.
-    ///
-    /// `nil` by default, and left so by the initializers of rows without an ID: an explicit
-    /// `self.madeID = nil` there made the optimizer copy each new row once more (a retain and
-    /// a release of its entity and values) before handing it over.
-    private var madeID: ManagedObjectID? = nil
+    private var madeID: ManagedObjectID?
     /// The optimistic-locking version (`Z_OPT`): 1 when first saved, one more at each update.
     public var version: Int64
     /// The slot values.
     public var values: SlotValues
+}
 
+// The initializers are in an extension, so that the type keeps its implicit memberwise
+// initializer, and each of them delegates to it. An initializer that assigned the fields one
+// by one built the row in a stack slot and, inlined, retained the whole row and released it
+// again before handing it over (the optimizer did not pair the two): three retains and three
+// releases more per row built (workload 10 under callgrind: 14,378 instructions an object
+// before, 13,902 after; workload 9: 7,767 and 7,569).
+extension RowSnapshot {
     /// Creates a row snapshot.
     public init(objectID: ManagedObjectID, version: Int64, values: SlotValues) {
-        self.entity = objectID.entity
-        self.primaryKey = objectID.primaryKey
-        self.storeBits = objectID.isTemporaryID ? 1 : 0
-        self.madeID = objectID
-        self.version = version
-        self.values = values
+        self.init(entity: objectID.entity, primaryKey: objectID.primaryKey, storeBits: objectID.isTemporaryID ? 1 : 0, madeID: objectID,
+                  version: version, values: values)
     }
 
     /// A row made with `objectID`, whose entity, primary key and temporary flag the caller
     /// knows already (an object's own fields), so the ID is not read.
     init(objectID: ManagedObjectID, entity: EntityDescription, primaryKey: Int64, isTemporaryID: Bool,
          version: Int64, values: SlotValues) {
-        self.entity = entity
-        self.primaryKey = primaryKey
-        self.storeBits = isTemporaryID ? 1 : 0
-        self.madeID = objectID
-        self.version = version
-        self.values = values
+        self.init(entity: entity, primaryKey: primaryKey, storeBits: isTemporaryID ? 1 : 0, madeID: objectID, version: version, values: values)
     }
 
     /// The row of a new object of `entity` whose temporary ID, numbered `number`, was not made
     /// yet: ``objectID`` makes an equal one when asked (a save that gives the object its
     /// permanent ID never asks).
     init(temporaryEntity entity: EntityDescription, number: Int64, version: Int64, values: SlotValues) {
-        self.entity = entity
-        self.primaryKey = number
-        self.storeBits = 1
-        self.version = version
-        self.values = values
+        self.init(entity: entity, primaryKey: number, storeBits: 1, madeID: nil, version: version, values: values)
     }
 
     /// Creates the snapshot of the row `primaryKey` of `entity` in the store of `store`,
     /// without a ``ManagedObjectID`` (a store's fast path).
     public init(entity: EntityDescription, store: StoreToken, primaryKey: Int64, version: Int64, values: SlotValues) {
-        self.entity = entity
-        self.primaryKey = primaryKey
-        self.storeBits = store.bits
-        self.version = version
-        self.values = values
+        self.init(entity: entity, primaryKey: primaryKey, storeBits: store.bits, madeID: nil, version: version, values: values)
     }
 
     /// Creates a row snapshot from an array of values.
