@@ -370,15 +370,18 @@ extension ManagedObjectContext {
         // inside the write transaction), which then write nothing; the merge policy resolves
         // them and the write is tried again, a bounded number of times.
         var attempt = 1
+        var writtenUpdated: [RowSnapshot]?
         while true {
             do {
-                try writeToStores(plan, known: known)
+                writtenUpdated = try writeToStores(plan, known: known)
                 break
             } catch {
                 guard try resolveWriteConflict(error, in: &plan, attempt: &attempt) else { throw error }
             }
         }
-        finishCommit(save, plan)
+        // Handed over, not copied: the rows are changed in place there, which a second
+        // reference to their array would copy whole.
+        finishCommit(save, plan, writtenUpdated: writtenUpdated.take())
     }
 
     /// The plan of a root context's save before its first write: objects headed for stores
@@ -411,11 +414,13 @@ extension ManagedObjectContext {
     }
 
     /// After `plan`, the resolved form of `save`, was written: clears the change sets, calls
-    /// `didSave()` and tells observers (``didCommit(inserted:updated:deleted:versionBump:insertedArePlain:insertedSet:leftOut:)``),
-    /// and lets go of objects deleted elsewhere. `ownsChangeSets`: see ``didCommit(inserted:updated:deleted:versionBump:insertedArePlain:insertedSet:leftOut:ownsChangeSets:)``.
-    func finishCommit(_ save: PreparedSave, _ plan: CommitPlan, ownsChangeSets: Bool = true) {
+    /// `didSave()` and tells observers (``didCommit(inserted:updated:writtenUpdated:deleted:versionBump:insertedArePlain:insertedSet:leftOut:ownsChangeSets:)``),
+    /// and lets go of objects deleted elsewhere. `ownsChangeSets`: see ``didCommit(inserted:updated:writtenUpdated:deleted:versionBump:insertedArePlain:insertedSet:leftOut:ownsChangeSets:)``.
+    /// `writtenUpdated`: the updated objects' rows as the store wrote them, in the order of
+    /// `plan.updated`, when ``writeToStores(_:known:)`` could give them.
+    func finishCommit(_ save: PreparedSave, _ plan: CommitPlan, ownsChangeSets: Bool = true, writtenUpdated: consuming [RowSnapshot]? = nil) {
         // Conflict resolution only ever drops inserted objects: the same count is the same set.
-        didCommit(inserted: plan.inserted, updated: plan.updated,
+        didCommit(inserted: plan.inserted, updated: plan.updated, writtenUpdated: writtenUpdated.take(),
                   deleted: plan.alreadyDeleted.isEmpty ? plan.deleted : plan.deleted + plan.alreadyDeleted, versionBump: true,
                   insertedArePlain: save.insertedArePlain, insertedSet: plan.inserted.count == save.inserted.count ? save.insertedSet : nil,
                   leftOut: Self.objectsLeftOut(of: plan, inserted: save.inserted, updated: save.updated, deleted: save.deleted),
@@ -443,7 +448,14 @@ extension ManagedObjectContext {
 
     /// Writes `plan` with one request per store, built in place: copying a request out of an
     /// array and back for every object would copy its arrays each time.
-    func writeToStores(_ plan: CommitPlan, known: StoreWrites.Known? = nil) throws {
+    ///
+    /// Returns the updated objects' rows as written, in the order of `plan.updated`, when one
+    /// store wrote them all and the save inserted nothing: the save's committed state then
+    /// (``didCommit(inserted:updated:writtenUpdated:deleted:versionBump:insertedArePlain:insertedSet:leftOut:ownsChangeSets:)``
+    /// takes them instead of making each row again). With inserted objects, the rows may name
+    /// temporary IDs the save replaced; `nil` then, and with several stores.
+    @discardableResult
+    func writeToStores(_ plan: CommitPlan, known: StoreWrites.Known? = nil) throws -> [RowSnapshot]? {
         var split = false
         var writes = try storeWrites(for: plan, known: known, split: &split)
         try writes.forEachEntry { entry in
@@ -455,6 +467,10 @@ extension ManagedObjectContext {
                 try entry.store.save(entry.request)
             }
         }
+        guard plan.inserted.isEmpty, plan.reinserted.isEmpty, !plan.updated.isEmpty, writes.hasOneEntry else { return nil }
+        // Moved out of the entry, not copied.
+        let updated = writes.takeFirstRequest().updated
+        return updated.count == plan.updated.count ? updated : nil
     }
 
     /// The requests that write `plan`, one per store; `split` is set to whether its inserted
@@ -482,25 +498,28 @@ extension ManagedObjectContext {
                 if object.hasToManyStates { writes.withEntry(index) { $0.request.toManyChanges += object.toManyChanges() } }
             }
         }
-        for object in plan.updated {
-            let index = try writes.index(for: object.entity, in: self)
-            if plan.reinserted.contains(ObjectIdentifier(object)) {
-                writes.withEntry(index) { $0.request.inserted.append(object.storeRow(version: 0)) }
-                split = true
-            } else {
-                writes.withEntry(index) { entry in
-                    entry.request.updated.append(object.storeRow(version: object.committedVersion))
-                    // Only for a store that reads them (persistent history): an array of names
-                    // and a dictionary entry per updated object cost more than its row.
-                    guard entry.store.readsUpdatedKeys else { return }
-                    let slots = object.entity.slots
-                    // A SlotSet goes through its slots in ascending order: no sort.
-                    entry.request.updatedKeys[object.objectID] = object.changedSlots.compactMap { $0 < slots.count ? slots[$0].name : nil }
-                        + object.toMany.namesWithChanges.sorted()
+        for position in plan.updated.indices {
+            // Borrowed: `plan.updated` holds every object for the whole loop.
+            try plan.updated.withBorrowedElement(at: position) { object in
+                let index = try writes.index(for: object.entity, in: self)
+                if !plan.reinserted.isEmpty && plan.reinserted.contains(ObjectIdentifier(object)) {
+                    writes.withEntry(index) { $0.request.inserted.append(object.storeRow(version: 0)) }
+                    split = true
+                } else {
+                    writes.withEntry(index) { entry in
+                        entry.request.updated.append(object.storeRow(version: object.committedVersion))
+                        // Only for a store that reads them (persistent history): an array of names
+                        // and a dictionary entry per updated object cost more than its row.
+                        guard entry.store.readsUpdatedKeys else { return }
+                        let slots = object.entity.slots
+                        // A SlotSet goes through its slots in ascending order: no sort.
+                        entry.request.updatedKeys[object.objectID] = object.changedSlots.compactMap { $0 < slots.count ? slots[$0].name : nil }
+                            + object.toMany.namesWithChanges.sorted()
+                    }
                 }
+                // Most updated objects changed no to-many relationship: their table of states is not walked.
+                if object.hasToManyChanges { writes.withEntry(index) { $0.request.toManyChanges += object.toManyChanges() } }
             }
-            // Most updated objects changed no to-many relationship: their table of states is not walked.
-            if object.hasToManyChanges { writes.withEntry(index) { $0.request.toManyChanges += object.toManyChanges() } }
         }
         for object in plan.deleted where !object.objectID.isTemporaryID {
             object.willAccessValue()
@@ -543,11 +562,12 @@ extension ManagedObjectContext {
     /// `insertedArePlain`: no object of `inserted` uses save hooks (each is a `ManagedObject`
     /// itself, or of a class whose ``ManagedObject/usesSaveHooks`` is `false`), as
     /// ``InsertedObjects/undeleted()`` found at the save's start (`inserted` is those objects,
-    /// or fewer). `insertedSet`, when given, is `Set(inserted)`
+    /// or fewer). `writtenUpdated`, when given, is the rows the store wrote for `updated`, in
+    /// its order (``writeToStores(_:known:)``). `insertedSet`, when given, is `Set(inserted)`
     /// built already. `ownsChangeSets` false: the save's objects were taken out of the change
     /// sets when its write was queued (``saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``), and what the
     /// sets hold now belongs to later changes; they are left as they are.
-    func didCommit(inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject], versionBump: Bool,
+    func didCommit(inserted: [ManagedObject], updated: [ManagedObject], writtenUpdated: consuming [RowSnapshot]? = nil, deleted: [ManagedObject], versionBump: Bool,
                    insertedArePlain: Bool, insertedSet: Set<ManagedObject>? = nil, leftOut: [ManagedObject] = [],
                    ownsChangeSets: Bool = true) {
         // The settings read once, under one lock.
@@ -571,13 +591,39 @@ extension ManagedObjectContext {
                 changes.inserted.append(object.objectID)
             }
         }
-        for object in updated {
-            let version = object.committedVersion + (versionBump ? 1 : 0)
-            let row = object.storeRow(version: version)
-            object.committed = CommittedState(version: version, values: row.values)
-            if object.hasToManyChanges { changes.toManyChanged[object.objectID] = Set(object.toMany.namesWithChanges) }
-            object.clearChanges()
-            changes.updated.append(row)
+        // Taken out of the parameter, the caller's own: the one reference to the array, which
+        // is changed in place below.
+        if var rows = writtenUpdated.take(), rows.count == updated.count {
+            // The rows the store wrote, one per object in order: with the new version, each is
+            // the object's saved state, not made again (its ID, entity and values retained
+            // once more, and the written row's released).
+            rows.withUnsafeMutableBufferPointer { rows in
+                for position in rows.indices {
+                    // Borrowed, as the inserted objects above.
+                    updated.withBorrowedElement(at: position) { object in
+                        assert(rows[position].key == object.objectKey, "didCommit: a written row is not its object's")
+                        let version = object.committedVersion + (versionBump ? 1 : 0)
+                        rows[position].version = version
+                        object.commitValues(version: version) { rows[position].values }
+                        if object.hasToManyChanges { changes.toManyChanged[object.objectID] = Set(object.toMany.namesWithChanges) }
+                        object.clearChanges()
+                    }
+                }
+            }
+            changes.updated = rows
+        } else {
+            changes.updated.reserveCapacity(updated.count)
+            for position in updated.indices {
+                // Borrowed, as the inserted objects above.
+                updated.withBorrowedElement(at: position) { object in
+                    let version = object.committedVersion + (versionBump ? 1 : 0)
+                    let row = object.storeRow(version: version)
+                    object.commitValues(version: version) { row.values }
+                    if object.hasToManyChanges { changes.toManyChanged[object.objectID] = Set(object.toMany.namesWithChanges) }
+                    object.clearChanges()
+                    changes.updated.append(row)
+                }
+            }
         }
         for object in deleted {
             registered.removeValue(forKey: object.objectID)
@@ -640,7 +686,7 @@ extension ManagedObjectContext {
             Self.savedObjectsUserInfo.post(Self.didSaveObjectsNotification, object: self,
                                            insertedSet ?? Set(members: inserted), Set(members: updated), Set(members: deleted), last: boxedChanges)
             Self.savedObjectIDsUserInfo.post(Self.didSaveObjectIDsNotification, object: self,
-                                             Set(members: changes.inserted), changes.updated.isEmpty ? Set<ManagedObjectID>() : Set(members: changes.updatedIDs),
+                                             Set(members: changes.inserted), changes.updatedIDSet(),
                                              Set(members: changes.deleted), last: boxedChanges)
         }
         let saved = changes
@@ -711,6 +757,22 @@ extension ManagedObject {
         // and only when the object's key says it may be temporary.
         return RowSnapshot(objectID: id, entity: entity, primaryKey: idPrimaryKey, isTemporaryID: hasTemporaryID && id.isTemporaryID,
                            version: version, values: values)
+    }
+
+    /// Makes the object's store row of `version` its committed state, as a save does for an
+    /// updated object; `rowValues` gives the row's values (``storeRow(version:keepingTransients:)``).
+    /// When the entity has no transient slot they are ``values`` themselves, which the committed
+    /// state then shares, as ``commitStoredValues(version:)`` shares a new object's, rather than
+    /// holding a reference of its own (and `rowValues` is not called). The row is not passed
+    /// whole: read out of an array for the call, it was copied (its entity, ID and values
+    /// retained and released).
+    @inline(__always)
+    func commitValues(version: Int64, rowValues: () -> SlotValues) {
+        if entity.withRules({ $0.transientSlots.isEmpty }) {
+            commitValuesShared(version: version)
+        } else {
+            committed = CommittedState(version: version, values: rowValues())
+        }
     }
 
     /// Makes the object's stored values (``storedValues(keepingTransients:)``) its committed
@@ -830,6 +892,9 @@ struct StoreWrites {
         if index == 0 { return try body(&first!) }
         return try body(&others[index - 1])
     }
+
+    /// Whether the writes go to one store.
+    var hasOneEntry: Bool { first != nil && others.isEmpty }
 
     /// Makes room for `count` inserted rows in the first store's entry.
     mutating func reserveFirst(inserted count: Int) {

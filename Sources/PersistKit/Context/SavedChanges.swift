@@ -21,4 +21,15 @@ public struct SavedChanges: Sendable {
 
     /// IDs of every updated object.
     public var updatedIDs: [ManagedObjectID] { updated.map(\.objectID) }
+
+    /// ``updatedIDs`` as a set, built from the rows in place: through the array, each ID was
+    /// retained for it and again for the set, and released with it.
+    func updatedIDSet() -> Set<ManagedObjectID> {
+        var set = Set<ManagedObjectID>(roomFor: updated.count)
+        updated.withUnsafeBufferPointer { rows in
+            // The made ID read as a field: through `objectID`, each row was copied first.
+            for row in rows.indices { set.add(rows[row].objectIDIfMade ?? rows[row].objectID) }
+        }
+        return set
+    }
 }
