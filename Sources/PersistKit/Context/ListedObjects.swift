@@ -53,11 +53,13 @@ struct ListedObjects: ProcessedCounting {
 
     /// Adds `object` unless it is listed; returns whether it was added.
     @discardableResult mutating func add(_ object: ManagedObject) -> Bool {
-        let state = object.madeChangeState
-        if holds(object, at: place(in: state)) { return false }
-        setPlace(objects.count, in: state)
-        objects.append(object)
-        return true
+        // The state borrowed from the object, not retained for the look.
+        object.withMadeChangeState { state in
+            if holds(object, at: place(in: state)) { return false }
+            setPlace(objects.count, in: state)
+            objects.append(object)
+            return true
+        }
     }
 
     /// Marks every listed object processed.

@@ -344,12 +344,13 @@ extension ManagedObject {
         }
         let newValue = value
         if values[slot] == newValue { return }
+        // Asked before the write, which leaves the committed values as they are.
+        let backToCommitted = committedValue(at: slot, is: newValue)
         setSlotValue(newValue, at: slot)
-        if committed.map({ slot < $0.values.count && $0.values[slot] == newValue }) ?? false {
-            changedSlots.remove(slot)
-        } else {
-            changedSlots.insert(slot)
+        // The change state and the context borrowed, not retained for the calls.
+        withMadeChangeState { state in
+            if backToCommitted { state.changedSlots.remove(slot) } else { state.changedSlots.insert(slot) }
         }
-        managedObjectContext?.objectDidChange(self)
+        withContext { $0.objectDidChange(self) }
     }
 }

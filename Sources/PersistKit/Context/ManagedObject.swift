@@ -306,6 +306,35 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return made
     }
 
+    /// Calls `body` with ``madeChangeState`` borrowed: the object holds the state throughout,
+    /// so it is not retained and released for the call, as a reference returned by the
+    /// property is. `body` must not replace the object's change state.
+    @inline(__always) func withMadeChangeState<Result>(_ body: (ObjectChangeState) throws -> Result) rethrows -> Result {
+        if changeState == nil { changeState = ObjectChangeState() }
+        return try Unmanaged.passUnretained(changeState.unsafelyUnwrapped)._withUnsafeGuaranteedRef(body)
+    }
+
+    /// Calls `body` with the object's context, if it has one, borrowed (the context is not
+    /// retained for the call; it outlives its objects' use on its queue).
+    @inline(__always) func withContext(_ body: (ManagedObjectContext) -> Void) {
+        contextReference?._withUnsafeGuaranteedRef(body)
+    }
+
+    /// Whether the committed state's value at `slot` is `value`, read in place: through
+    /// ``committed``, the state was copied (its values' storage retained and released) to ask.
+    /// `false` for an object without a committed state or with fewer slots in it.
+    @inline(__always) func committedValue(at slot: Int, is value: StoreValue) -> Bool {
+        // Shared: the committed values are `values` themselves.
+        if committedSharesValues { return slot < values.count && values[slot] == value }
+        return Self.value(of: &storedCommitted, at: slot, is: value)
+    }
+
+    /// ``committedValue(at:is:)`` of `state`, read through an `inout` access, which copies nothing.
+    @inline(__always) private static func value(of state: inout CommittedState?, at slot: Int, is value: StoreValue) -> Bool {
+        guard let count = state?.values.count, slot < count else { return false }
+        return state.unsafelyUnwrapped.values[slot] == value
+    }
+
     @exclusivity(unchecked) var _isFault: Bool
     @exclusivity(unchecked) var _isInserted = false
     @exclusivity(unchecked) var _isDeleted = false
