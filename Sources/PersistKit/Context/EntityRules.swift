@@ -39,6 +39,9 @@ final class EntityRules: Sendable {
     /// Whether a slot is a to-one relationship: whether an object's values can name another
     /// object (what saves look for when new objects' temporary IDs are replaced).
     let hasToOne: Bool
+    /// Whether a relationship has the deny delete rule (which a deleted object's validation
+    /// checks): most entities have none, and their deleted objects' checks look at no property.
+    let hasDenyRule: Bool
 
     init(_ entity: EntityDescription) {
         defaultSlots = SlotValues(entity.slots.map { ($0 as? AttributeDescription)?.defaultValue ?? .null })
@@ -61,6 +64,7 @@ final class EntityRules: Sendable {
             guard let relationship = property as? RelationshipDescription, relationship.isToMany, !relationship.isTransient else { return nil }
             return relationship
         }
+        hasDenyRule = entity.allProperties.contains { ($0 as? RelationshipDescription)?.deleteRule == .deny }
         onlyRequiredSlots = toMany.isEmpty && slots.allSatisfy({ $0.checked == nil }) ? slots.map(\.index) : nil
     }
 

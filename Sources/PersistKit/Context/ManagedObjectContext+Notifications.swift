@@ -138,7 +138,8 @@ extension ManagedObjectContext {
         while !pendingDeletePropagation.isEmpty {
             let round = pendingDeletePropagation
             pendingDeletePropagation = []
-            for object in round { propagateDelete(of: object) }
+            // Borrowed: `round` holds every object for the whole loop.
+            for position in round.indices { round.withBorrowedElement(at: position) { propagateDelete(of: $0) } }
         }
     }
 

@@ -113,11 +113,15 @@ extension ManagedObjectContext {
                 pass.collect { try object.validateForInsert() }
             }
         }
-        for object in updated {
-            pass.noteEntity(of: object)
-            pass.collect { try object.validateForUpdate() }
+        for position in updated.indices {
+            updated.withBorrowedElement(at: position) { object in
+                pass.noteEntity(of: object)
+                pass.collect { try object.validateForUpdate() }
+            }
         }
-        for object in deleted { pass.collect { try object.validateForDelete() } }
+        for position in deleted.indices {
+            deleted.withBorrowedElement(at: position) { object in pass.collect { try object.validateForDelete() } }
+        }
         // Most entities have no uniqueness constraint: the two lists are then not even joined.
         if pass.anyConstrained {
             pass.collect { try validateUniqueness(of: updated.isEmpty ? inserted : inserted + updated) }
@@ -521,12 +525,17 @@ extension ManagedObjectContext {
                 if object.hasToManyChanges { writes.withEntry(index) { $0.request.toManyChanges += object.toManyChanges() } }
             }
         }
-        for object in plan.deleted where !object.objectID.isTemporaryID {
-            object.willAccessValue()
-            let index = try writes.index(for: object.entity, in: self)
-            // The version read in place; the committed state copied once, for its values.
-            let row = RowSnapshot(objectID: object.objectID, version: object.committedVersion, values: object.committed?.values ?? [])
-            writes.withEntry(index) { $0.request.deleted.append(row) }
+        for position in plan.deleted.indices {
+            // Borrowed, as the updated objects above; the ID read once.
+            try plan.deleted.withBorrowedElement(at: position) { object in
+                let id = object.objectID
+                guard !id.isTemporaryID else { return }
+                object.willAccessValue()
+                let index = try writes.index(for: object.entity, in: self)
+                // The version read in place; the committed state copied once, for its values.
+                let row = RowSnapshot(objectID: id, version: object.committedVersion, values: object.committed?.values ?? [])
+                writes.withEntry(index) { $0.request.deleted.append(row) }
+            }
         }
         if split {
             // Each request's objects in the order of its rows: the inserted objects, then the
@@ -625,13 +634,17 @@ extension ManagedObjectContext {
                 }
             }
         }
-        for object in deleted {
-            registered.removeValue(forKey: object.objectID)
-            object.managedObjectContext = nil
-            // Removed from the store (or pushed to the parent): no longer to be deleted.
-            if !object._isInserted {
-                object._isDeleted = false
-                changes.deleted.append(object.objectID)
+        changes.deleted.reserveCapacity(deleted.count)
+        for position in deleted.indices {
+            // Borrowed, as the inserted objects above; let go of by its key (no ID looked at).
+            deleted.withBorrowedElement(at: position) { object in
+                registered.removeValue(forKey: object.objectKey)
+                object.managedObjectContext = nil
+                // Removed from the store (or pushed to the parent): no longer to be deleted.
+                if !object._isInserted {
+                    object._isDeleted = false
+                    changes.deleted.append(object.objectID)
+                }
             }
         }
         // Inserted objects deleted before the save are let go of. `inserted` comes from

@@ -133,6 +133,8 @@ extension ManagedObject {
 
     /// Throws if a deny delete rule forbids deleting this object.
     func validateDeleteRules() throws {
+        // Asked of the entity's rules first: walking its properties cast each one.
+        guard entity.withRules({ $0.hasDenyRule }) else { return }
         for case let relationship as RelationshipDescription in entity.allProperties where relationship.deleteRule == .deny {
             let hasDestinations = relationship.isToMany
                 ? !toManyMembers(relationship).isEmpty
