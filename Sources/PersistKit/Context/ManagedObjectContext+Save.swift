@@ -81,10 +81,19 @@ extension ManagedObjectContext {
     /// parent: it is not a store); the deleted ones that are stored (not inserted).
     func objectsToSave(toParent: Bool) -> (inserted: [ManagedObject], insertedArePlain: Bool, updated: [ManagedObject], deleted: [ManagedObject]) {
         let (inserted, insertedArePlain) = insertedInOrder.undeleted()
-        let updated = changedList.isEmpty ? []
-            : changedList.objects.filter { !$0._isDeleted && (toParent ? $0.hasChangedValues : $0.hasPersistentChangedValues) }
-        let deleted = deletedList.isEmpty ? [] : deletedList.objects.filter { !$0._isInserted }
+        // Each list itself when every object in it is saved (the usual case): a filtered copy
+        // retained each object once more, and released it with the copy.
+        let updated = Self.saved(changedList.objects) { !$0._isDeleted && (toParent ? $0.hasChangedValues : $0.hasPersistentChangedValues) }
+        let deleted = Self.saved(deletedList.objects) { !$0._isInserted }
         return (inserted, insertedArePlain, updated, deleted)
+    }
+
+    /// `objects` itself when `isSaved` holds for each (borrowed to ask), else those for which it holds.
+    private static func saved(_ objects: [ManagedObject], _ isSaved: (ManagedObject) -> Bool) -> [ManagedObject] {
+        for position in objects.indices where !objects.withBorrowedElement(at: position, isSaved) {
+            return objects.filter(isSaved)
+        }
+        return objects
     }
 
     /// How many objects ``insertedObjects``, ``updatedObjects`` and ``deletedObjects`` hold,

@@ -64,10 +64,18 @@ extension SQLiteStore {
         var entries: [WriteOrderEntry] = []
         entries.reserveCapacity(rows.count)
         var ordered = true
+        // The entity of the last row and its number: rows come in runs of one entity, whose
+        // plan is looked up once per run (per row, its entity and plan were retained and released).
+        var lastEntity: ObjectIdentifier?
+        var lastNumber = 0
         for position in rows.indices {
             if rows[position].isTemporaryID { throw temporaryRowError(rows[position]) }
-            let entry = WriteOrderEntry(entityNumber: try writePlan(for: rows[position].entity).layout.number,
-                                        key: rows[position].primaryKey, position: position)
+            let entity = ObjectIdentifier(rows[position].entity)
+            if entity != lastEntity {
+                lastNumber = try writePlan(for: rows[position].entity).layout.number
+                lastEntity = entity
+            }
+            let entry = WriteOrderEntry(entityNumber: lastNumber, key: rows[position].primaryKey, position: position)
             if let last = entries.last, (last.entityNumber, last.key) > (entry.entityNumber, entry.key) { ordered = false }
             entries.append(entry)
         }
