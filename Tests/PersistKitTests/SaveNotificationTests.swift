@@ -180,6 +180,52 @@ struct SaveNotificationTests {
         }
     }
 
+    /// A save posts again the objects-did-change notification's sets of updated and deleted
+    /// objects when they hold just the objects it saves; when changes were processed before
+    /// the save, the sets posted then are not those of the save, even when as many.
+    @Test func didSaveNamesTheSavedObjectsWhenChangesWereProcessedBefore() throws {
+        let context = M.context(try M.coordinator())
+        let recorder = Recorder(context)
+        defer { recorder.stop() }
+        try context.performAndWait {
+            let names = ["A", "B", "C", "D"]
+            let beers = names.map { M.insert("Beer", into: context, ["name": $0]) }
+            try context.save()
+            _ = recorder.take()
+
+            // Every change pending at the save: the sets posted before the save are posted again.
+            beers[0].setValue(7.0, forKey: "abv")
+            context.delete(beers[3])
+            try context.save()
+            var notes = recorder.take()
+            #expect(notes.count == 4)
+            guard notes.count == 4 else { return }
+            #expect(Self.objects(notes[2], ManagedObjectContext.updatedObjectsKey) == [beers[0]])
+            #expect(Self.objects(notes[2], ManagedObjectContext.deletedObjectsKey) == [beers[3]])
+
+            // A persistent change and a deletion processed before the save, then a
+            // transient-only change and a new object deleted: one updated and one deleted object
+            // in the last objects-did-change notification and in the save, not the same ones.
+            beers[0].setValue(8.0, forKey: "abv")
+            context.delete(beers[2])
+            context.processPendingChanges()
+            beers[1].setValue("only transient", forKey: "note")
+            context.delete(M.insert("Beer", into: context, ["name": "Gone"]))
+            _ = recorder.take()
+            try context.save()
+            notes = recorder.take()
+            #expect(notes.count == 4)
+            guard notes.count == 4 else { return }
+            #expect(Self.objects(notes[0], ManagedObjectContext.updatedObjectsKey) == [beers[1]])
+            #expect(Self.objects(notes[0], ManagedObjectContext.deletedObjectsKey).count == 1)
+            #expect(!Self.objects(notes[0], ManagedObjectContext.deletedObjectsKey).contains(beers[2]))
+            #expect(Self.objects(notes[2], ManagedObjectContext.updatedObjectsKey) == [beers[0]])
+            #expect(Self.objects(notes[2], ManagedObjectContext.deletedObjectsKey) == [beers[2]])
+            #expect(Self.ids(notes[3], ManagedObjectContext.updatedObjectIDsKey) == [beers[0].objectID])
+            #expect(Self.ids(notes[3], ManagedObjectContext.deletedObjectIDsKey) == [beers[2].objectID])
+        }
+    }
+
     /// Every key of a notification is there with its set's type, empty or not, and a
     /// notification an observer keeps keeps its sets when later saves post theirs (the
     /// `userInfo` is filled in place between posts and only its filled keys emptied again).

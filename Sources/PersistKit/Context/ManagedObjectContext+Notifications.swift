@@ -84,21 +84,28 @@ extension ManagedObjectContext {
     /// Applies pending delete rules and posts ``didChangeObjectsNotification`` for the changes
     /// made since the last call (Core Data's `processPendingChanges()`).
     public func processPendingChanges() {
-        onQueue { _ = processPendingChangesReturningInserted(posts: postsNotifications) }
+        onQueue { _ = processPendingChangesReturningSets(posts: postsNotifications) }
     }
 
-    /// ``processPendingChanges()`` on the context's queue, returning the set of inserted
-    /// objects it posted (empty when it posted nothing), so a save can post the same set again
-    /// when it saves exactly those objects. `posts` gives ``postsNotifications``, asked only
-    /// when there are changes to post (a save passes the value it read with its other
-    /// settings, under one lock).
-    func processPendingChangesReturningInserted(posts: @autoclosure () -> Bool) -> Set<ManagedObject> {
+    /// The sets of objects an objects-did-change notification posted: inserted, updated and
+    /// deleted (empty when it posted nothing).
+    struct PostedChangeSets {
+        var inserted: Set<ManagedObject> = []
+        var updated: Set<ManagedObject> = []
+        var deleted: Set<ManagedObject> = []
+    }
+
+    /// ``processPendingChanges()`` on the context's queue, returning the sets it posted, so a
+    /// save can post the same sets again when it saves exactly those objects. `posts` gives
+    /// ``postsNotifications``, asked only when there are changes to post (a save passes the
+    /// value it read with its other settings, under one lock).
+    func processPendingChangesReturningSets(posts: @autoclosure () -> Bool) -> PostedChangeSets {
         if !pendingDeletePropagation.isEmpty { propagateDeletes() }
-        if insertedInOrder.isProcessed && changedList.isProcessed && deletedList.isProcessed { return [] }
+        if insertedInOrder.isProcessed && changedList.isProcessed && deletedList.isProcessed { return PostedChangeSets() }
         guard posts() else {
             // Nothing to post: the pending changes are only marked processed, no set is built.
             markPendingChangesProcessed()
-            return []
+            return PostedChangeSets()
         }
         // The sets are built straight from the pending lists (no filtered copies first).
         // Not `Set(minimumCapacity:)`: see `Set(roomFor:)`.
@@ -114,9 +121,9 @@ extension ManagedObjectContext {
         var deleted = Set<ManagedObject>(roomFor: deletedList.unprocessedCount)
         deletedList.forEachUnprocessed { deleted.add($0) }
         markPendingChangesProcessed()
-        if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return [] }
+        if inserted.isEmpty && updated.isEmpty && deleted.isEmpty { return PostedChangeSets() }
         Self.objectsUserInfo.post(Self.didChangeObjectsNotification, object: self, inserted, updated, deleted)
-        return inserted
+        return PostedChangeSets(inserted: inserted, updated: updated, deleted: deleted)
     }
 
     /// Marks the inserted, changed and deleted objects processed: the next call of

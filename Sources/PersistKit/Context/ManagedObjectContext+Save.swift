@@ -47,6 +47,9 @@ extension ManagedObjectContext {
         var deleted: [ManagedObject]
         /// `Set(inserted)`, when the objects-did-change notification built it already.
         let insertedSet: Set<ManagedObject>?
+        /// `Set(updated)` and `Set(deleted)`, likewise.
+        let updatedSet: Set<ManagedObject>?
+        let deletedSet: Set<ManagedObject>?
     }
 
     /// The first half of every save, before anything is written: pending changes processed,
@@ -56,7 +59,10 @@ extension ManagedObjectContext {
         guard hasChanges else { return nil }
         // The settings a save reads, under one lock.
         let (posts, parent) = settings.withLock { ($0.postsNotifications, $0.parent) }
-        let pendingInserted = processPendingChangesReturningInserted(posts: posts)
+        // Whether every changed and deleted object is still pending: the sets posted below
+        // then hold every one of them, the saved ones among them.
+        let allPending = changedList.processedCount == 0 && deletedList.processedCount == 0
+        let pending = processPendingChangesReturningSets(posts: posts)
         // No userInfo, as Core Data's (an empty dictionary was bridged at every post).
         if posts { post(Self.willSaveObjectsNotification, userInfo: nil) }
         // In insertion order, which is the objects' order in memory: each pass below over
@@ -67,11 +73,15 @@ extension ManagedObjectContext {
         let hooksChanged = try runWillSaveRounds(inserted: &inserted, insertedArePlain: &insertedArePlain,
                                                  updated: &updated, deleted: &deleted, posts: posts, toParent: parent != nil)
         try validate(inserted: inserted, updated: updated, deleted: deleted)
-        // The objects-did-change set holds just the objects saved when every insert was still
-        // pending and no willSave() changed anything (each of them is among `inserted`): it is
-        // posted again.
+        // The objects-did-change sets hold just the objects saved when no willSave() changed
+        // anything and they are as many: each inserted object posted is among `inserted`, and,
+        // when every change was pending, each of `updated` and `deleted` among those posted
+        // (which may hold more: objects whose only changes are transient, new objects deleted).
+        // They are posted again.
         return PreparedSave(parent: parent, inserted: inserted, insertedArePlain: insertedArePlain, updated: updated, deleted: deleted,
-                            insertedSet: !hooksChanged && pendingInserted.count == inserted.count ? pendingInserted : nil)
+                            insertedSet: !hooksChanged && pending.inserted.count == inserted.count ? pending.inserted : nil,
+                            updatedSet: !hooksChanged && allPending && pending.updated.count == updated.count ? pending.updated : nil,
+                            deletedSet: !hooksChanged && allPending && pending.deleted.count == deleted.count ? pending.deleted : nil)
     }
 
     /// The objects a save writes, from the change sets: the inserted ones not deleted, in
@@ -427,15 +437,23 @@ extension ManagedObjectContext {
     }
 
     /// After `plan`, the resolved form of `save`, was written: clears the change sets, calls
-    /// `didSave()` and tells observers (``didCommit(inserted:updated:writtenUpdated:deleted:versionBump:insertedArePlain:insertedSet:leftOut:ownsChangeSets:)``),
-    /// and lets go of objects deleted elsewhere. `ownsChangeSets`: see ``didCommit(inserted:updated:writtenUpdated:deleted:versionBump:insertedArePlain:insertedSet:leftOut:ownsChangeSets:)``.
+    /// `didSave()` and tells observers (``didCommit(inserted:updated:writtenUpdated:deleted:versionBump:insertedArePlain:insertedSet:updatedSet:deletedSet:leftOut:ownsChangeSets:)``),
+    /// and lets go of objects deleted elsewhere. `ownsChangeSets`: see ``didCommit(inserted:updated:writtenUpdated:deleted:versionBump:insertedArePlain:insertedSet:updatedSet:deletedSet:leftOut:ownsChangeSets:)``.
     /// `writtenUpdated`: the updated objects' rows as the store wrote them, in the order of
     /// `plan.updated`, when ``writeToStores(_:known:)`` could give them.
     func finishCommit(_ save: PreparedSave, _ plan: CommitPlan, ownsChangeSets: Bool = true, writtenUpdated: consuming [RowSnapshot]? = nil) {
         // Conflict resolution only ever drops inserted objects: the same count is the same set.
+        // It drops updated and deleted objects too, and adds to the updated ones only objects
+        // it takes out of the inserted ones (reinserted) and to the deleted ones only those
+        // deleted elsewhere (`alreadyDeleted`): without either, the same count is the same set.
+        let sameInserted = plan.inserted.count == save.inserted.count
+        let sameUpdated = sameInserted && plan.reinserted.isEmpty && plan.updated.count == save.updated.count
+        let sameDeleted = plan.alreadyDeleted.isEmpty && plan.deleted.count == save.deleted.count
         didCommit(inserted: plan.inserted, updated: plan.updated, writtenUpdated: writtenUpdated.take(),
                   deleted: plan.alreadyDeleted.isEmpty ? plan.deleted : plan.deleted + plan.alreadyDeleted, versionBump: true,
-                  insertedArePlain: save.insertedArePlain, insertedSet: plan.inserted.count == save.inserted.count ? save.insertedSet : nil,
+                  insertedArePlain: save.insertedArePlain,
+                  insertedSet: sameInserted ? save.insertedSet : nil, updatedSet: sameUpdated ? save.updatedSet : nil,
+                  deletedSet: sameDeleted ? save.deletedSet : nil,
                   leftOut: Self.objectsLeftOut(of: plan, inserted: save.inserted, updated: save.updated, deleted: save.deleted),
                   ownsChangeSets: ownsChangeSets)
         forgetVanished(plan.vanished)
@@ -464,7 +482,7 @@ extension ManagedObjectContext {
     ///
     /// Returns the updated objects' rows as written, in the order of `plan.updated`, when one
     /// store wrote them all and the save inserted nothing: the save's committed state then
-    /// (``didCommit(inserted:updated:writtenUpdated:deleted:versionBump:insertedArePlain:insertedSet:leftOut:ownsChangeSets:)``
+    /// (``didCommit(inserted:updated:writtenUpdated:deleted:versionBump:insertedArePlain:insertedSet:updatedSet:deletedSet:leftOut:ownsChangeSets:)``
     /// takes them instead of making each row again). With inserted objects, the rows may name
     /// temporary IDs the save replaced; `nil` then, and with several stores.
     @discardableResult
@@ -581,12 +599,14 @@ extension ManagedObjectContext {
     /// itself, or of a class whose ``ManagedObject/usesSaveHooks`` is `false`), as
     /// ``InsertedObjects/undeleted()`` found at the save's start (`inserted` is those objects,
     /// or fewer). `writtenUpdated`, when given, is the rows the store wrote for `updated`, in
-    /// its order (``writeToStores(_:known:)``). `insertedSet`, when given, is `Set(inserted)`
-    /// built already. `ownsChangeSets` false: the save's objects were taken out of the change
-    /// sets when its write was queued (``saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``), and what the
-    /// sets hold now belongs to later changes; they are left as they are.
+    /// its order (``writeToStores(_:known:)``). `insertedSet`, `updatedSet` and `deletedSet`,
+    /// when given, are `Set(inserted)`, `Set(updated)` and `Set(deleted)` built already.
+    /// `ownsChangeSets` false: the save's objects were taken out of the change sets when its
+    /// write was queued (``saveQueued(overlapping:leadingIfIdle:completingOn:completion:)``),
+    /// and what the sets hold now belongs to later changes; they are left as they are.
     func didCommit(inserted: [ManagedObject], updated: [ManagedObject], writtenUpdated: consuming [RowSnapshot]? = nil, deleted: [ManagedObject], versionBump: Bool,
-                   insertedArePlain: Bool, insertedSet: Set<ManagedObject>? = nil, leftOut: [ManagedObject] = [],
+                   insertedArePlain: Bool, insertedSet: Set<ManagedObject>? = nil, updatedSet: Set<ManagedObject>? = nil,
+                   deletedSet: Set<ManagedObject>? = nil, leftOut: [ManagedObject] = [],
                    ownsChangeSets: Bool = true) {
         // The settings read once, under one lock.
         let (contextName, author, isRoot, coordinator, hasChildren, posts) = settings.withLock {
@@ -706,7 +726,8 @@ extension ManagedObjectContext {
             // The saved changes are boxed once and shared by both notifications.
             let boxedChanges: Any = changes
             Self.savedObjectsUserInfo.post(Self.didSaveObjectsNotification, object: self,
-                                           insertedSet ?? Set(members: inserted), Set(members: updated), Set(members: deleted), last: boxedChanges)
+                                           insertedSet ?? Set(members: inserted), updatedSet ?? Set(members: updated),
+                                           deletedSet ?? Set(members: deleted), last: boxedChanges)
             Self.savedObjectIDsUserInfo.post(Self.didSaveObjectIDsNotification, object: self,
                                              Set(members: changes.inserted), changes.updatedIDSet(),
                                              Set(members: changes.deleted), last: boxedChanges)

@@ -151,7 +151,7 @@ extension ManagedObjectContext {
             guard !due.isEmpty || noted.count != checked || newInserts || newDeletes else { break }
             changedAny = true
             // The round's changes processed (and posted) before the next round.
-            _ = processPendingChangesReturningInserted(posts: posts)
+            _ = processPendingChangesReturningSets(posts: posts)
             seenDeleted = deletedList.count
         }
         guard changedAny else { return false }
