@@ -80,8 +80,8 @@ extension ManagedObjectContext {
         // They are posted again.
         return PreparedSave(parent: parent, inserted: inserted, insertedArePlain: insertedArePlain, updated: updated, deleted: deleted,
                             insertedSet: !hooksChanged && pending.inserted.count == inserted.count ? pending.inserted : nil,
-                            updatedSet: !hooksChanged && allPending && pending.updated.count == updated.count ? pending.updated : nil,
-                            deletedSet: !hooksChanged && allPending && pending.deleted.count == deleted.count ? pending.deleted : nil)
+                            updatedSet: !hooksChanged && allPending && !updated.isEmpty && pending.updated.count == updated.count ? pending.updated : nil,
+                            deletedSet: !hooksChanged && allPending && !deleted.isEmpty && pending.deleted.count == deleted.count ? pending.deleted : nil)
     }
 
     /// The objects a save writes, from the change sets: the inserted ones not deleted, in
@@ -650,7 +650,7 @@ extension ManagedObjectContext {
             }
             changes.updated = rows
         } else {
-            changes.updated.reserveCapacity(updated.count)
+            if !updated.isEmpty { changes.updated.reserveCapacity(updated.count) }
             for position in updated.indices {
                 // Borrowed, as the inserted objects above.
                 updated.withBorrowedElement(at: position) { object in
@@ -663,7 +663,7 @@ extension ManagedObjectContext {
                 }
             }
         }
-        changes.deleted.reserveCapacity(deleted.count)
+        if !deleted.isEmpty { changes.deleted.reserveCapacity(deleted.count) }
         for position in deleted.indices {
             // Borrowed, as the inserted objects above; let go of by its key (no ID looked at).
             deleted.withBorrowedElement(at: position) { object in
