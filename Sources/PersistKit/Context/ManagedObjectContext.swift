@@ -523,11 +523,17 @@ public final class ManagedObjectContext: NSObject, @unchecked Sendable {
     func loadRow(for id: ManagedObjectID) throws -> RowSnapshot? {
         let storeBits = id.storeBits // 0 for a temporary ID
         // The store of the last read, while neither the context's settings nor the
-        // coordinator's stores changed: no lock taken and nothing retained but the route.
-        if let route = readRoute, route.storeBits == storeBits,
-           route.settingsGeneration == settingsGeneration.load(ordering: .acquiring),
-           route.storesGeneration == route.coordinator.storesGeneration.load(ordering: .acquiring) {
-            return try route.store.row(for: id)
+        // coordinator's stores changed: no lock taken and nothing retained. The route is
+        // borrowed: the context holds it, and only this queue replaces it, never during a
+        // store's read (bound to a local, it and its coordinator were retained and released
+        // at every lookup).
+        if readRoute != nil {
+            let routed: RowSnapshot?? = try Unmanaged.passUnretained(readRoute.unsafelyUnwrapped)._withUnsafeGuaranteedRef { route in
+                guard route.storeBits == storeBits, route.settingsGeneration == settingsGeneration.load(ordering: .acquiring),
+                      route.storesGeneration == route.coordinator.storesGeneration.load(ordering: .acquiring) else { return nil }
+                return .some(try route.store.row(for: id))
+            }
+            if let routed { return routed }
         }
         return try loadRowFindingStore(for: id, storeBits: storeBits)
     }
