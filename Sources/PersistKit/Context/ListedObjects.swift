@@ -15,9 +15,9 @@
 ///
 /// The list also tells which objects a change notification has not reported yet
 /// (``ProcessedCounting``): those from ``processedCount`` on, added since the context last
-/// processed its pending changes (a count, not a second list retaining each object once more). Removing an object keeps the processed
-/// objects in front: a processed object's place is taken by the last processed one, whose place
-/// is taken by the last object.
+/// processed its pending changes (a count, not a second list retaining each object once
+/// more). Removing an object keeps the processed objects in front: a processed object's place
+/// is taken by the last processed one, whose place is taken by the last object.
 struct ListedObjects: ProcessedCounting {
     /// Which list of a context this is: which place of an object's change state it records.
     enum Kind {

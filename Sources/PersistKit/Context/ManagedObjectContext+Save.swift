@@ -442,10 +442,10 @@ extension ManagedObjectContext {
     /// `writtenUpdated`: the updated objects' rows as the store wrote them, in the order of
     /// `plan.updated`, when ``writeToStores(_:known:)`` could give them.
     func finishCommit(_ save: PreparedSave, _ plan: CommitPlan, ownsChangeSets: Bool = true, writtenUpdated: consuming [RowSnapshot]? = nil) {
-        // Conflict resolution only ever drops inserted objects: the same count is the same set.
-        // It drops updated and deleted objects too, and adds to the updated ones only objects
-        // it takes out of the inserted ones (reinserted) and to the deleted ones only those
-        // deleted elsewhere (`alreadyDeleted`): without either, the same count is the same set.
+        // Conflict resolution only drops objects from a save's lists, but for two additions:
+        // objects it takes out of the inserted ones become updated (reinserted), and objects
+        // deleted elsewhere join the deleted ones (`alreadyDeleted`). Without either, a list
+        // as long as the save's is the same set of objects.
         let sameInserted = plan.inserted.count == save.inserted.count
         let sameUpdated = sameInserted && plan.reinserted.isEmpty && plan.updated.count == save.updated.count
         let sameDeleted = plan.alreadyDeleted.isEmpty && plan.deleted.count == save.deleted.count
@@ -824,11 +824,7 @@ extension ManagedObject {
     /// and a release when the object goes: two atomic operations per object).
     func commitStoredValues(version: Int64) {
         willAccessValue()
-        if entity.withRules({ $0.transientSlots.isEmpty }) {
-            commitValuesShared(version: version)
-        } else {
-            committed = CommittedState(version: version, values: storedValues())
-        }
+        commitValues(version: version) { storedValues() }
     }
 
     /// The object's slot values as a store keeps them, with transient slots emptied (kept when
